@@ -1,0 +1,179 @@
+package sim
+
+import "fmt"
+
+// Handler receives the events scheduled for it. Components implement it on a
+// pointer receiver, so that putting one in an Event allocates nothing.
+type Handler interface {
+	Handle(ev Event)
+}
+
+// Event is a typed value: who handles it and two words whose meaning the
+// handler defines (an operation code and an argument such as a slot index).
+// Events are copied into the queue by value; scheduling one allocates nothing
+// once the queue has grown to its working size.
+type Event struct {
+	Handler Handler
+	Op      int32
+	Arg     int64
+}
+
+// name describes ev in panic messages.
+func (ev Event) name() string { return fmt.Sprintf("%T op %d arg %d", ev.Handler, ev.Op, ev.Arg) }
+
+// Priority orders events that fall on the same picosecond; lower runs first.
+// Within one time and priority, events run in the order they were scheduled.
+type Priority uint8
+
+// The named priorities.
+const (
+	// PriorityEarly is for state changes that every other handler at the
+	// same time must already see (clock-edge updates, resets).
+	PriorityEarly Priority = iota
+	// PriorityNormal is the default.
+	PriorityNormal
+	// PriorityLate is for observers that sample state after everything else
+	// at the same time has happened (statistics probes, watchdogs).
+	PriorityLate
+)
+
+const seqBits = 56
+
+// entry is one pending event. order packs the priority above a 56-bit
+// scheduling sequence number, so (at, order) is a total order.
+type entry struct {
+	at    Time
+	order uint64
+	ev    Event
+}
+
+func (a *entry) before(b *entry) bool {
+	return a.at < b.at || (a.at == b.at && a.order < b.order)
+}
+
+// Engine is the event loop. The zero value is not usable; call NewEngine.
+type Engine struct {
+	now     Time
+	seq     uint64
+	heap    []entry
+	stopped bool
+	handled uint64
+	trace   Tracer
+}
+
+// NewEngine returns an engine at time zero with room for capacity pending
+// events before its queue grows.
+func NewEngine(capacity int) *Engine {
+	return &Engine{heap: make([]entry, 0, capacity)}
+}
+
+// Now returns the current simulated time.
+func (e *Engine) Now() Time { return e.now }
+
+// Pending returns the number of scheduled events not yet handled.
+func (e *Engine) Pending() int { return len(e.heap) }
+
+// Handled returns the number of events dispatched so far.
+func (e *Engine) Handled() uint64 { return e.handled }
+
+// Trace returns the engine's trace hooks.
+func (e *Engine) Trace() *Tracer { return &e.trace }
+
+// Schedule runs ev at time at with PriorityNormal.
+func (e *Engine) Schedule(at Time, ev Event) { e.ScheduleP(at, PriorityNormal, ev) }
+
+// After runs ev delay after now with PriorityNormal.
+func (e *Engine) After(delay Time, ev Event) { e.ScheduleP(e.now+delay, PriorityNormal, ev) }
+
+// ScheduleP runs ev at time at with priority p. Scheduling before Now is a
+// programming error and panics with both times and the event.
+func (e *Engine) ScheduleP(at Time, p Priority, ev Event) {
+	if at < e.now {
+		panic(fmt.Sprintf("sim: event %s scheduled at %v, before now %v", ev.name(), at, e.now))
+	}
+	e.seq++
+	e.push(entry{at: at, order: uint64(p)<<seqBits | e.seq, ev: ev})
+}
+
+// Stop makes Run or RunUntil return after the event being handled.
+func (e *Engine) Stop() { e.stopped = true }
+
+// Run handles events in order until none is left or Stop is called.
+func (e *Engine) Run() { e.RunUntil(MaxTime) }
+
+// RunUntil handles every event scheduled at or before t (events at exactly t
+// do run), then sets the clock to t, unless Stop was called first or t is
+// MaxTime, in which case the clock stays at the last event handled.
+func (e *Engine) RunUntil(t Time) {
+	e.stopped = false
+	for len(e.heap) > 0 && !e.stopped && e.heap[0].at <= t {
+		e.Step()
+	}
+	if !e.stopped && t != MaxTime && t > e.now {
+		e.now = t
+	}
+}
+
+// Step handles the next event, if any, and reports whether there was one.
+func (e *Engine) Step() bool {
+	if len(e.heap) == 0 {
+		return false
+	}
+	top := &e.heap[0]
+	e.now = top.at
+	ev := top.ev
+	e.pop()
+	e.handled++
+	ev.Handler.Handle(ev)
+	return true
+}
+
+// The queue is a 4-ary min-heap of values: shallower than a binary heap, and
+// its children of one node share a cache line or two.
+
+func (e *Engine) push(x entry) {
+	h := append(e.heap, x)
+	i := len(h) - 1
+	for i > 0 {
+		parent := (i - 1) / 4
+		if !x.before(&h[parent]) {
+			break
+		}
+		h[i] = h[parent]
+		i = parent
+	}
+	h[i] = x
+	e.heap = h
+}
+
+func (e *Engine) pop() {
+	h := e.heap
+	n := len(h) - 1
+	last := h[n]
+	h[n] = entry{} // drop the handler reference for the collector
+	h = h[:n]
+	e.heap = h
+	if n == 0 {
+		return
+	}
+	i := 0
+	for {
+		first := 4*i + 1
+		if first >= n {
+			break
+		}
+		best := first
+		end := min(first+4, n)
+		for c := first + 1; c < end; c++ {
+			if h[c].before(&h[best]) {
+				best = c
+			}
+		}
+		if !h[best].before(&last) {
+			break
+		}
+		h[i] = h[best]
+		i = best
+	}
+	h[i] = last
+}

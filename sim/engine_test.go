@@ -1,0 +1,165 @@
+package sim
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// logger records the (time, op) of every event it handles.
+type logger struct {
+	eng *Engine
+	got []string
+}
+
+func (l *logger) Handle(ev Event) { l.got = append(l.got, fmt.Sprintf("%v:%d", l.eng.Now(), ev.Op)) }
+
+func TestEngineTotalOrder(t *testing.T) {
+	eng := NewEngine(0)
+	l := &logger{eng: eng}
+	eng.ScheduleP(20, PriorityNormal, Event{Handler: l, Op: 1})
+	eng.ScheduleP(10, PriorityLate, Event{Handler: l, Op: 2})
+	eng.ScheduleP(10, PriorityNormal, Event{Handler: l, Op: 3})
+	eng.ScheduleP(10, PriorityEarly, Event{Handler: l, Op: 4})
+	eng.ScheduleP(10, PriorityNormal, Event{Handler: l, Op: 5})
+	eng.ScheduleP(5, PriorityLate, Event{Handler: l, Op: 6})
+	eng.Run()
+	assert.Equal(t, []string{"5ps:6", "10ps:4", "10ps:3", "10ps:5", "10ps:2", "20ps:1"}, l.got)
+	assert.Equal(t, uint64(6), eng.Handled())
+	assert.Equal(t, Time(20), eng.Now())
+}
+
+// chain schedules a random cascade: each event schedules 0-2 more at random
+// delays (0 included, so ties at one time are frequent).
+type chain struct {
+	eng *Engine
+	rng *Stream
+	log []int64
+}
+
+func (c *chain) Handle(ev Event) {
+	c.log = append(c.log, int64(c.eng.Now())*1000+ev.Arg)
+	if len(c.log) > 20000 {
+		return
+	}
+	for range c.rng.IntN(3) {
+		c.eng.After(Time(c.rng.IntN(4)), Event{Handler: c, Arg: c.rng.Int64N(1000)})
+	}
+}
+
+func runChain(seed uint64) []int64 {
+	eng := NewEngine(0)
+	c := &chain{eng: eng, rng: NewStreams(seed).Stream("chain")}
+	for i := range 50 {
+		eng.Schedule(Time(i%3), Event{Handler: c, Arg: int64(i)})
+	}
+	eng.Run()
+	return c.log
+}
+
+func TestEngineDeterministic(t *testing.T) {
+	a, b := runChain(42), runChain(42)
+	require.Greater(t, len(a), 1000)
+	assert.Equal(t, a, b, "same seed, same sequence")
+	assert.NotEqual(t, a, runChain(43), "another seed, another sequence")
+	for i := 1; i < len(a); i++ {
+		require.LessOrEqual(t, a[i-1]/1000, a[i]/1000, "time never goes backwards")
+	}
+}
+
+// TestEngineMatchesSortedReference compares the heap's order with a stable
+// sort of the same events by (time, priority).
+func TestEngineMatchesSortedReference(t *testing.T) {
+	r := NewStreams(3).Stream("ref")
+	eng := NewEngine(0)
+	l := &logger{eng: eng}
+	type key struct {
+		at   Time
+		prio Priority
+		id   int
+	}
+	var ref []key
+	for i := range 5000 {
+		k := key{Time(r.IntN(100)), Priority(r.IntN(3)), i}
+		ref = append(ref, k)
+		eng.ScheduleP(k.at, k.prio, Event{Handler: l, Op: int32(i)})
+	}
+	eng.Run()
+	// insertion sort by (at, prio) is stable, so equal keys keep their order
+	for i := 1; i < len(ref); i++ {
+		for j := i; j > 0 && (ref[j].at < ref[j-1].at || ref[j].at == ref[j-1].at && ref[j].prio < ref[j-1].prio); j-- {
+			ref[j], ref[j-1] = ref[j-1], ref[j]
+		}
+	}
+	require.Len(t, l.got, len(ref))
+	for i, k := range ref {
+		require.Equal(t, fmt.Sprintf("%v:%d", k.at, k.id), l.got[i], "position %d", i)
+	}
+}
+
+func TestRunUntilBoundaries(t *testing.T) {
+	cases := []struct {
+		until   Time
+		handled []string
+		now     Time
+	}{
+		{9, nil, 9},
+		{10, []string{"10ps:1"}, 10},
+		{11, []string{"10ps:1"}, 11},
+		{20, []string{"10ps:1", "20ps:2"}, 20},
+	}
+	for _, c := range cases {
+		eng := NewEngine(0)
+		l := &logger{eng: eng}
+		eng.Schedule(10, Event{Handler: l, Op: 1})
+		eng.Schedule(20, Event{Handler: l, Op: 2})
+		eng.RunUntil(c.until)
+		assert.Equal(t, c.handled, l.got, "RunUntil(%v) runs events at exactly t", c.until)
+		assert.Equal(t, c.now, eng.Now())
+		assert.Equal(t, 2-len(c.handled), eng.Pending())
+	}
+}
+
+// stopper stops the engine when it handles Op 1.
+type stopper struct{ logger }
+
+func (s *stopper) Handle(ev Event) {
+	s.logger.Handle(ev)
+	if ev.Op == 1 {
+		s.eng.Stop()
+	}
+}
+
+func TestStop(t *testing.T) {
+	eng := NewEngine(0)
+	s := &stopper{logger{eng: eng}}
+	eng.Schedule(5, Event{Handler: s, Op: 1})
+	eng.Schedule(5, Event{Handler: s, Op: 2})
+	eng.RunUntil(100)
+	assert.Equal(t, []string{"5ps:1"}, s.got)
+	assert.Equal(t, Time(5), eng.Now(), "a stopped run leaves the clock at the stopping event")
+	eng.Run()
+	assert.Equal(t, []string{"5ps:1", "5ps:2"}, s.got, "Run resumes after Stop")
+}
+
+func TestSchedulingIntoThePastPanics(t *testing.T) {
+	eng := NewEngine(0)
+	l := &logger{eng: eng}
+	eng.Schedule(100, Event{Handler: l})
+	eng.Run()
+	assert.PanicsWithValue(t, "sim: event *sim.logger op 7 arg 3 scheduled at 99ps, before now 100ps", func() {
+		eng.Schedule(99, Event{Handler: l, Op: 7, Arg: 3})
+	})
+}
+
+func TestSteadyStateAllocatesNothing(t *testing.T) {
+	eng := NewEngine(1024)
+	h := &holder{eng: eng, fixed: Nanosecond, exp: MustExponential(1e6), rng: NewStreams(1).Stream("a")}
+	for range 1000 {
+		h.Handle(Event{})
+	}
+	allocs := testing.AllocsPerRun(10000, func() { eng.Step() })
+	assert.Zero(t, allocs)
+}

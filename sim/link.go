@@ -1,0 +1,148 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"strconv"
+)
+
+// Bandwidth is a data rate in bytes per second.
+type Bandwidth int64
+
+// GBps is one gigabyte (1e9 bytes) per second.
+const GBps Bandwidth = 1_000_000_000
+
+// NewBandwidthGBps converts a rate in GB/s (1e9 bytes per second) to a
+// Bandwidth, rounding to the nearest byte per second; the rate must be
+// positive and finite.
+func NewBandwidthGBps(gbps float64) (Bandwidth, error) {
+	bps := math.Round(gbps * 1e9)
+	if !(bps >= 1) || bps > math.MaxInt64 {
+		return 0, fmt.Errorf("bandwidth %v GB/s: must be positive and finite", gbps)
+	}
+	return Bandwidth(bps), nil
+}
+
+// GBps returns the rate in GB/s, for reports.
+func (b Bandwidth) GBps() float64 { return float64(b) / 1e9 }
+
+// String prints the rate in GB/s.
+func (b Bandwidth) String() string { return strconv.FormatFloat(b.GBps(), 'f', -1, 64) + "GB/s" }
+
+// TransferTime returns ceil(bytes / b) as a Time: the time to serialise
+// bytes at this rate, exact to the picosecond.
+func (b Bandwidth) TransferTime(bytes int64) Time {
+	if bytes <= 0 {
+		return 0
+	}
+	return Time(ceilMulDiv(uint64(bytes), psPerSecond, uint64(b)))
+}
+
+// BytesIn returns how many whole bytes this rate moves in t.
+func (b Bandwidth) BytesIn(t Time) int64 {
+	hi, lo := bits.Mul64(uint64(t), uint64(b))
+	q, _ := bits.Div64(hi, lo, psPerSecond)
+	return int64(q)
+}
+
+// LinkConfig describes a one-way channel.
+type LinkConfig struct {
+	// Bandwidth is the raw rate of the wire, header bytes included.
+	Bandwidth Bandwidth
+	// Latency is the one-way delay from the end of serialisation to arrival.
+	Latency Time
+	// PacketPayloadBytes, when positive, cuts every transfer into packets of
+	// at most this many payload bytes, each costing PacketHeaderBytes more on
+	// the wire (a PCIe TLP, for example).
+	PacketPayloadBytes int64
+	// PacketHeaderBytes is the per-packet overhead on the wire.
+	PacketHeaderBytes int64
+}
+
+// Validate checks the configuration; errors name the field and value.
+func (c LinkConfig) Validate() error {
+	switch {
+	case c.Bandwidth <= 0:
+		return fmt.Errorf("link bandwidth %d B/s: must be positive", c.Bandwidth)
+	case c.Latency < 0:
+		return fmt.Errorf("link latency %v: must not be negative", c.Latency)
+	case c.PacketPayloadBytes < 0:
+		return fmt.Errorf("link packet payload %d B: must not be negative", c.PacketPayloadBytes)
+	case c.PacketHeaderBytes < 0:
+		return fmt.Errorf("link packet header %d B: must not be negative", c.PacketHeaderBytes)
+	}
+	return nil
+}
+
+// WireBytes returns the bytes on the wire for a payload of bytes.
+func (c LinkConfig) WireBytes(bytes int64) int64 {
+	if c.PacketPayloadBytes <= 0 || bytes <= 0 {
+		return bytes
+	}
+	packets := (bytes + c.PacketPayloadBytes - 1) / c.PacketPayloadBytes
+	return bytes + packets*c.PacketHeaderBytes
+}
+
+// Link moves bytes one way. Transfers serialise: each starts when the wire
+// is free, occupies it for WireBytes/Bandwidth, and arrives Latency later
+// (so back-to-back transfers pipeline behind the latency, as on a real
+// wire). A full-duplex channel is two Links.
+type Link struct {
+	eng       *Engine
+	name      string
+	cfg       LinkConfig
+	freeAt    Time
+	busy      Time
+	bytes     int64
+	transfers int64
+}
+
+// NewLink validates cfg and returns a link.
+func NewLink(eng *Engine, name string, cfg LinkConfig) (*Link, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("link %q: %w", name, err)
+	}
+	return &Link{eng: eng, name: name, cfg: cfg}, nil
+}
+
+// Name returns the link's name.
+func (l *Link) Name() string { return l.name }
+
+// Config returns the link's configuration.
+func (l *Link) Config() LinkConfig { return l.cfg }
+
+// Transfer sends bytes and raises done when they have arrived (done with a
+// nil Handler raises nothing). It returns the arrival time.
+func (l *Link) Transfer(bytes int64, done Event) Time {
+	now := l.eng.Now()
+	start := max(now, l.freeAt)
+	serial := l.cfg.Bandwidth.TransferTime(l.cfg.WireBytes(bytes))
+	l.freeAt = start + serial
+	arrival := l.freeAt + l.cfg.Latency
+	l.busy += serial
+	l.bytes += bytes
+	l.transfers++
+	if done.Handler != nil {
+		l.eng.Schedule(arrival, done)
+	}
+	if tr := l.eng.Trace(); tr.Enabled() {
+		tr.Emit(Span{Component: l.name, Operation: "transfer", ID: done.Arg, Start: start, End: arrival, Bytes: bytes})
+	}
+	return arrival
+}
+
+// FreeAt returns when the wire finishes its last accepted transfer.
+func (l *Link) FreeAt() Time { return l.freeAt }
+
+// LinkStats are a link's totals.
+type LinkStats struct {
+	Transfers, Bytes int64
+	// Busy is the time the wire spent serialising.
+	Busy Time
+}
+
+// Stats returns the totals so far.
+func (l *Link) Stats() LinkStats {
+	return LinkStats{Transfers: l.transfers, Bytes: l.bytes, Busy: l.busy}
+}

@@ -1,0 +1,110 @@
+package sim
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func draws(s *Stream, n int) []uint64 {
+	out := make([]uint64, n)
+	for i := range out {
+		out[i] = s.Uint64()
+	}
+	return out
+}
+
+func TestStreamsAreNamedAndIndependent(t *testing.T) {
+	a := NewStreams(1)
+	assert.Equal(t, draws(a.Stream("ssd"), 8), draws(NewStreams(1).Stream("ssd"), 8), "same seed and name")
+	assert.NotEqual(t, draws(a.Stream("ssd"), 8), draws(a.Stream("dram"), 8), "names differ")
+	assert.NotEqual(t, draws(a.Stream("ssd"), 8), draws(NewStreams(2).Stream("ssd"), 8), "seeds differ")
+	// Creating other streams in between changes nothing of this one.
+	first := a.Stream("ssd")
+	_ = a.Stream("new-component")
+	assert.Equal(t, draws(first, 8), draws(a.Stream("ssd"), 8))
+}
+
+func sampleMean(d Dist, s *Stream, n int) float64 {
+	sum := 0.0
+	for range n {
+		sum += d.Sample(s)
+	}
+	return sum / float64(n)
+}
+
+func TestDistributionMeans(t *testing.T) {
+	mk := func(d Dist, err error) Dist {
+		require.NoError(t, err)
+		return d
+	}
+	z, err := NewZipf(1.1, 1000)
+	require.NoError(t, err)
+	cases := []struct {
+		name string
+		d    Dist
+		want float64
+	}{
+		{"uniform", mk(NewUniform(2, 6)), 4},
+		{"exponential", mk(NewExponential(3)), 3},
+		{"lognormal", mk(NewLogNormal(1, 0.5)), math.Exp(1.125)},
+		{"geometric", mk(NewGeometric(0.25)), 4},
+		{"zipf", z, z.Mean()},
+		{"empirical", mk(NewEmpirical([]float64{1, 2, 3, 10})), 4},
+	}
+	for _, c := range cases {
+		assert.InDelta(t, c.want, c.d.Mean(), 1e-9*c.want, "%s closed-form mean", c.name)
+		got := sampleMean(c.d, NewStreams(5).Stream(c.name), 400_000)
+		assert.InDelta(t, 1, got/c.want, 0.02, "%s sample mean %v, want %v", c.name, got, c.want)
+	}
+}
+
+func TestZipfFrequencies(t *testing.T) {
+	z, err := NewZipf(1, 10)
+	require.NoError(t, err)
+	s := NewStreams(11).Stream("zipf")
+	counts := make([]int, 11)
+	const n = 300_000
+	for range n {
+		counts[int(z.Sample(s))]++
+	}
+	h10 := 0.0
+	for k := 1; k <= 10; k++ {
+		h10 += 1 / float64(k)
+	}
+	for k := 1; k <= 10; k++ {
+		want := n / (float64(k) * h10)
+		assert.InDelta(t, want, float64(counts[k]), 5*math.Sqrt(want), "rank %d", k)
+	}
+	assert.Zero(t, counts[0])
+}
+
+func TestLogNormalFromMedianP90(t *testing.T) {
+	d, err := LogNormalFromMedianP90(40, 302) // RAGPulse inter-turn gaps, seconds
+	require.NoError(t, err)
+	dist := NewDistribution()
+	s := NewStreams(1).Stream("gaps")
+	for range 200_000 {
+		dist.Add(d.Sample(s))
+	}
+	assert.InDelta(t, 40, dist.Quantile(0.5), 1)
+	assert.InDelta(t, 302, dist.Quantile(0.9), 8)
+}
+
+func TestDistributionConstructorsReject(t *testing.T) {
+	bad := []error{
+		second(NewUniform(3, 1)), second(NewUniform(math.NaN(), 1)),
+		second(NewExponential(0)), second(NewExponential(-1)),
+		second(NewLogNormal(0, -1)), second(NewGeometric(0)), second(NewGeometric(1.5)),
+		second(NewZipf(0, 10)), second(NewZipf(1, 0)),
+		second(NewEmpirical(nil)), second(NewEmpirical([]float64{1, math.Inf(1)})),
+		second(LogNormalFromMedianP90(10, 5)),
+	}
+	for i, err := range bad {
+		assert.Error(t, err, "case %d", i)
+	}
+}
+
+func second[T any](_ T, err error) error { return err }

@@ -1,0 +1,163 @@
+// Package sim is kvcosim's discrete-event kernel: simulated time, clock
+// domains, the event engine, queueing servers, links, named random streams,
+// statistics and trace hooks. It knows no component of the simulated system.
+package sim
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Time is simulated time in picoseconds. The 1 ps tick is the resolution of
+// every model (as in gem5 and SST); int64 covers about 106 days.
+type Time int64
+
+// Units of Time.
+const (
+	Picosecond  Time = 1
+	Nanosecond  Time = 1000 * Picosecond
+	Microsecond Time = 1000 * Nanosecond
+	Millisecond Time = 1000 * Microsecond
+	Second      Time = 1000 * Millisecond
+)
+
+// MaxTime is the largest representable time; it stands for "never".
+const MaxTime Time = math.MaxInt64
+
+// timeUnits lists the printable units, largest first.
+var timeUnits = []struct {
+	name string
+	size Time
+}{
+	{"s", Second}, {"ms", Millisecond}, {"us", Microsecond}, {"ns", Nanosecond}, {"ps", Picosecond},
+}
+
+// String prints t exactly in the largest unit not greater than |t|, with the
+// fraction trimmed of trailing zeros: "1.5us", "250ns", "3s", "0s".
+func (t Time) String() string {
+	if t == 0 {
+		return "0s"
+	}
+	sign := ""
+	mag := uint64(t)
+	if t < 0 {
+		sign = "-"
+		mag = uint64(-t) // MinInt64 wraps to its own magnitude as uint64
+	}
+	for _, u := range timeUnits {
+		size := uint64(u.size)
+		if mag < size && u.size != Picosecond {
+			continue
+		}
+		whole, frac := mag/size, mag%size
+		s := sign + strconv.FormatUint(whole, 10)
+		if frac != 0 {
+			digits := len(strconv.FormatUint(size, 10)) - 1
+			fs := fmt.Sprintf("%0*d", digits, frac)
+			s += "." + strings.TrimRight(fs, "0")
+		}
+		return s + u.name
+	}
+	panic("unreachable")
+}
+
+// Seconds returns t in seconds as a float64, for reports only: models keep
+// time in picoseconds.
+func (t Time) Seconds() float64 { return float64(t) / float64(Second) }
+
+// ParseTime parses a non-negative duration such as "250ns", "1.5 us", "2ms",
+// "3s" or "40ps" (also "µs"). The value must be exact to the picosecond.
+// Errors quote the offending text.
+func ParseTime(text string) (Time, error) {
+	s := strings.TrimSpace(text)
+	num := strings.TrimRightFunc(s, func(r rune) bool { return r == 's' || r == 'm' || r == 'u' || r == 'n' || r == 'p' || r == 'µ' })
+	unitName := strings.TrimSpace(s[len(num):])
+	num = strings.TrimSpace(num)
+	unit, ok := unitByName(unitName)
+	if !ok {
+		return 0, fmt.Errorf("duration %q: unit must be one of ps, ns, us, ms, s", text)
+	}
+	ps, err := parseDecimalScaled(num, uint64(unit))
+	if err != nil {
+		return 0, fmt.Errorf("duration %q: %v", text, err)
+	}
+	return Time(ps), nil
+}
+
+func unitByName(name string) (Time, bool) {
+	if name == "µs" {
+		name = "us"
+	}
+	for _, u := range timeUnits {
+		if u.name == name {
+			return u.size, true
+		}
+	}
+	return 0, false
+}
+
+// parseDecimalScaled parses an unsigned decimal "123.456" and multiplies it
+// by scale exactly, failing if the result is fractional or exceeds int64.
+func parseDecimalScaled(num string, scale uint64) (int64, error) {
+	if num == "" {
+		return 0, fmt.Errorf("missing number")
+	}
+	if strings.HasPrefix(num, "-") {
+		return 0, fmt.Errorf("negative values are not allowed")
+	}
+	intPart, fracPart, _ := strings.Cut(num, ".")
+	if intPart == "" && fracPart == "" {
+		return 0, fmt.Errorf("missing digits")
+	}
+	for _, part := range []string{intPart, fracPart} {
+		if strings.TrimLeft(part, "0123456789") != "" {
+			return 0, fmt.Errorf("malformed number %q", num)
+		}
+	}
+	whole := uint64(0)
+	if intPart != "" {
+		w, err := strconv.ParseUint(intPart, 10, 63)
+		if err != nil {
+			return 0, fmt.Errorf("number %q out of range", num)
+		}
+		whole = w
+	}
+	if whole > uint64(math.MaxInt64)/scale {
+		return 0, fmt.Errorf("number %q out of range", num)
+	}
+	total := whole * scale
+	fracPart = strings.TrimRight(fracPart, "0")
+	div := scale
+	for i, c := range fracPart {
+		if div%10 != 0 {
+			return 0, fmt.Errorf("finer than 1ps at digit %d of %q", i+1, num)
+		}
+		div /= 10
+		total += uint64(c-'0') * div
+	}
+	if total > math.MaxInt64 {
+		return 0, fmt.Errorf("number %q out of range", num)
+	}
+	return int64(total), nil
+}
+
+// Round returns t rounded to the nearest multiple of unit (half away from
+// zero); unit must be positive.
+func (t Time) Round(unit Time) Time {
+	if unit <= 0 {
+		return t
+	}
+	r := t % unit
+	if r < 0 {
+		r = -r
+	}
+	if r+r < unit {
+		return t - t%unit
+	}
+	if t < 0 {
+		return t - t%unit - unit
+	}
+	return t - t%unit + unit
+}

@@ -1,0 +1,52 @@
+package sim
+
+// Attr is one key/value annotation of a span.
+type Attr struct {
+	Key   string
+	Value string
+}
+
+// Span is one timed operation of a component: what it did, for which
+// request or session, from when to when, and how many bytes it moved.
+type Span struct {
+	Component string
+	Operation string
+	ID        int64
+	Start     Time
+	End       Time
+	Bytes     int64
+	Attrs     []Attr
+}
+
+// Sink receives spans; reports implement it to write traces.
+type Sink interface {
+	Span(s Span)
+}
+
+// Tracer fans spans out to the registered sinks. Components test Enabled
+// before building a span, so with no sink a trace point costs one length
+// check.
+type Tracer struct {
+	sinks []Sink
+}
+
+// AddSink registers a sink.
+func (t *Tracer) AddSink(s Sink) { t.sinks = append(t.sinks, s) }
+
+// Enabled reports whether any sink is registered.
+func (t *Tracer) Enabled() bool { return len(t.sinks) > 0 }
+
+// Emit passes s to every sink.
+func (t *Tracer) Emit(s Span) {
+	for _, k := range t.sinks {
+		k.Span(s)
+	}
+}
+
+// SpanRecorder is a Sink that keeps every span in memory, in emission order.
+type SpanRecorder struct {
+	Spans []Span
+}
+
+// Span records s.
+func (r *SpanRecorder) Span(s Span) { r.Spans = append(r.Spans, s) }

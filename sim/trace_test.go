@@ -1,0 +1,21 @@
+package sim
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestTraceHooks(t *testing.T) {
+	eng := NewEngine(0)
+	assert.False(t, eng.Trace().Enabled(), "no sink, no tracing")
+	l, err := NewLink(eng, "pcie", LinkConfig{Bandwidth: GBps, Latency: 5})
+	require.NoError(t, err)
+	l.Transfer(10, Event{}) // not recorded: no sink yet
+	rec := &SpanRecorder{}
+	eng.Trace().AddSink(rec)
+	assert.True(t, eng.Trace().Enabled())
+	l.Transfer(20, Event{Arg: 7})
+	assert.Equal(t, []Span{{Component: "pcie", Operation: "transfer", ID: 7, Start: 10 * Nanosecond, End: 30*Nanosecond + 5, Bytes: 20}}, rec.Spans)
+}
