@@ -1,15 +1,18 @@
 package sim
 
-// ring is a growable FIFO queue of values that reuses its storage, so a
-// queue in steady state allocates nothing.
-type ring[T any] struct {
+// FIFO is a growable first-in first-out queue of values that reuses its
+// storage, so a queue in steady state allocates nothing. The zero value is
+// an empty queue.
+type FIFO[T any] struct {
 	buf        []T
 	head, size int
 }
 
-func (r *ring[T]) len() int { return r.size }
+// Len returns the number of queued values.
+func (r *FIFO[T]) Len() int { return r.size }
 
-func (r *ring[T]) push(v T) {
+// Push appends v.
+func (r *FIFO[T]) Push(v T) {
 	if r.size == len(r.buf) {
 		grown := make([]T, max(16, 2*len(r.buf)))
 		for i := range r.size {
@@ -21,7 +24,12 @@ func (r *ring[T]) push(v T) {
 	r.size++
 }
 
-func (r *ring[T]) pop() T {
+// Peek returns the oldest value without removing it; the queue must not be
+// empty.
+func (r *FIFO[T]) Peek() T { return r.buf[r.head] }
+
+// Pop removes and returns the oldest value; the queue must not be empty.
+func (r *FIFO[T]) Pop() T {
 	var zero T
 	v := r.buf[r.head]
 	r.buf[r.head] = zero
@@ -30,14 +38,16 @@ func (r *ring[T]) pop() T {
 	return v
 }
 
-// slots is a table of values addressed by small integer slots, with a free
-// list, for state that an event refers to by index.
-type slots[T any] struct {
+// Slots is a table of values addressed by small integer slots, with a free
+// list, for state that an event refers to by index (an Event carries the
+// slot in Arg). The zero value is an empty table.
+type Slots[T any] struct {
 	vals []T
 	free []int
 }
 
-func (s *slots[T]) put(v T) int {
+// Put stores v and returns its slot.
+func (s *Slots[T]) Put(v T) int {
 	if n := len(s.free); n > 0 {
 		i := s.free[n-1]
 		s.free = s.free[:n-1]
@@ -48,7 +58,15 @@ func (s *slots[T]) put(v T) int {
 	return len(s.vals) - 1
 }
 
-func (s *slots[T]) take(i int) T {
+// At returns a pointer to the value in slot i, valid until the slot is
+// taken.
+func (s *Slots[T]) At(i int) *T { return &s.vals[i] }
+
+// Len returns the number of slots in use.
+func (s *Slots[T]) Len() int { return len(s.vals) - len(s.free) }
+
+// Take removes and returns the value in slot i, freeing the slot.
+func (s *Slots[T]) Take(i int) T {
 	var zero T
 	v := s.vals[i]
 	s.vals[i] = zero

@@ -22,8 +22,8 @@ type Server struct {
 	name    string
 	servers int
 	busy    int
-	queue   ring[queuedJob]
-	running slots[Event] // Done events of the jobs in service
+	queue   FIFO[queuedJob]
+	running Slots[Event] // Done events of the jobs in service
 
 	busyGauge   *Gauge
 	queueGauge  *Gauge
@@ -59,8 +59,8 @@ func (s *Server) Submit(j Job) {
 		s.start(queuedJob{job: j, arrival: now})
 		return
 	}
-	s.queue.push(queuedJob{job: j, arrival: now})
-	s.queueGauge.Set(now, float64(s.queue.len()))
+	s.queue.Push(queuedJob{job: j, arrival: now})
+	s.queueGauge.Set(now, float64(s.queue.Len()))
 }
 
 // start puts a job in service. Completion events carry the job's arrival
@@ -71,20 +71,20 @@ func (s *Server) start(q queuedJob) {
 	s.busy++
 	s.busyGauge.Set(now, float64(s.busy))
 	s.wait.AddTime(now - q.arrival)
-	slot := s.running.put(q.job.Done)
+	slot := s.running.Put(q.job.Done)
 	s.eng.After(q.job.Service, Event{Handler: s, Op: int32(slot), Arg: int64(q.arrival)})
 }
 
 // Handle completes the job whose slot and arrival the event carries.
 func (s *Server) Handle(ev Event) {
 	now := s.eng.Now()
-	done := s.running.take(int(ev.Op))
+	done := s.running.Take(int(ev.Op))
 	s.busy--
 	s.completions++
 	s.sojourn.AddTime(now - Time(ev.Arg))
-	if s.queue.len() > 0 {
-		next := s.queue.pop()
-		s.queueGauge.Set(now, float64(s.queue.len()))
+	if s.queue.Len() > 0 {
+		next := s.queue.Pop()
+		s.queueGauge.Set(now, float64(s.queue.Len()))
 		s.start(next)
 	} else {
 		s.busyGauge.Set(now, float64(s.busy))
@@ -98,7 +98,7 @@ func (s *Server) Handle(ev Event) {
 func (s *Server) Busy() int { return s.busy }
 
 // QueueLen returns the number of jobs waiting.
-func (s *Server) QueueLen() int { return s.queue.len() }
+func (s *Server) QueueLen() int { return s.queue.Len() }
 
 // ServerStats are a station's statistics up to a time.
 type ServerStats struct {
