@@ -152,7 +152,7 @@ func (d *DRAM) partsDone(slot int, parts int64, end sim.Cycles) {
 // DRAMStats are a device's totals.
 type DRAMStats struct {
 	Reads, Writes, BytesRead, BytesWritten int64
-	Bursts, Activates, Refreshes          int64
+	Bursts, Activates, Refreshes           int64
 	// Latency is the request latency (arrival to completion) in ps.
 	Latency sim.Summary
 }

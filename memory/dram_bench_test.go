@@ -44,3 +44,31 @@ func (f *randomFeeder) Handle(sim.Event) {
 		f.issue()
 	}
 }
+
+// BenchmarkDRAMBulk1GiB streams 1 GiB sequentially through one DDR4-3200
+// channel and through 8-channel host memory on the bulk path; it reports
+// the wall time of one transfer and the simulated bandwidth.
+func BenchmarkDRAMBulk1GiB(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		cfg  DRAMConfig
+	}{{"ddr4-3200", DDR4_3200()}, {"host-ddr4x8", HostMemoryConfig()}} {
+		b.Run(c.name, func(b *testing.B) {
+			var simulated sim.Time
+			b.ReportAllocs()
+			for range b.N {
+				eng := sim.NewEngine(0)
+				d, err := NewDRAM(eng, c.cfg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				finished := newCompletions(eng)
+				d.Access(Request{Addr: 0, Bytes: 1 << 30, Done: finished.done(0)})
+				eng.Run()
+				simulated = finished.at[0]
+			}
+			b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "wall-s/GiB")
+			b.ReportMetric(float64(1<<30)/simulated.Seconds()/1e9, "sim-GB/s")
+		})
+	}
+}

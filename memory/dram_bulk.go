@@ -80,8 +80,10 @@ func (s *bulkStream) unit(loc location, n int64) {
 			nb = max(nb, s.prevC0+sim.Cycles(k-s.prevStart)*s.prevInterval)
 		}
 		g := min(groups, n)
-		for j := range g {
-			s.open(groupAt(loc, j, groups), nb)
+		for !s.allOpen(loc, g, groups) { // a refresh while opening one closes the others
+			for j := range g {
+				s.open(groupAt(loc, j, groups), nb)
+			}
 		}
 		interval := max(t.NCCDS, t.burstCycles(), ceilDiv(t.NCCDL, sim.Cycles(g)))
 		c0 := nb
@@ -93,6 +95,11 @@ func (s *bulkStream) unit(loc location, n int64) {
 			k = max(0, int64(ceilDiv(rk.nextRefresh-c0, interval)))
 		}
 		if k > 0 {
+			if ch.log != nil { // the commands whose effect the last ones subsume
+				for j := range max(0, k-g) {
+					ch.log(s.cmd, groupAt(loc, j, groups), c0+sim.Cycles(j)*interval)
+				}
+			}
 			for j := max(0, k-g); j < k; j++ {
 				s.lastEnd = max(s.lastEnd, ch.issue(s.cmd, groupAt(loc, j, groups), c0+sim.Cycles(j)*interval))
 			}
@@ -122,4 +129,16 @@ func (s *bulkStream) open(l location, nb sim.Cycles) {
 			ch.issue(cmd, l, at)
 		}
 	}
+}
+
+// allOpen reports whether the rows of the first g bank groups of a unit
+// are all open.
+func (s *bulkStream) allOpen(loc location, g, groups int64) bool {
+	for j := range g {
+		l := groupAt(loc, j, groups)
+		if s.ch.bank(l).openRow != l.row {
+			return false
+		}
+	}
+	return true
 }

@@ -15,6 +15,9 @@ const (
 	cmdRD
 	cmdWR
 	numCmds
+	// cmdREF marks an all-bank refresh in command logs; it has no timing
+	// state of its own.
+	cmdREF = numCmds
 )
 
 func (c cmdKind) isColumn() bool { return c == cmdRD || c == cmdWR }
@@ -83,6 +86,8 @@ type channel struct {
 	pending decision
 
 	bursts, activates int64
+	// log, when set (in tests), receives every command with its cycle.
+	log func(cmd cmdKind, l location, at sim.Cycles)
 }
 
 func newChannel(dev *DRAM, index int) *channel {
@@ -155,6 +160,9 @@ func (ch *channel) issue(cmd cmdKind, l location, c sim.Cycles) sim.Cycles {
 	bk := ch.bank(l)
 	ch.cmdBus = c + 1
 	bl := t.burstCycles()
+	if ch.log != nil {
+		ch.log(cmd, l, c)
+	}
 	switch cmd {
 	case cmdACT:
 		bk.openRow = l.row
@@ -216,6 +224,9 @@ func (ch *channel) refreshDue(r int, at sim.Cycles) bool {
 	}
 	rk.nextRefresh = due + ch.t.NREFI
 	rk.refreshes++
+	if ch.log != nil {
+		ch.log(cmdREF, location{channel: ch.index, rank: r}, start)
+	}
 	return true
 }
 

@@ -187,7 +187,7 @@ func DDR5_4800() DRAMConfig {
 // array timings of Ramulator2's HBM2 preset (in ns) at this clock.
 func HBM2_U55C() DRAMConfig {
 	return DRAMConfig{Name: "hbm2-u55c", ClockHz: 898_437_500, Channels: 32, Ranks: 1, BankGroups: 4,
-		BanksPerGroup: 4, Rows: 16384, RowBytes: 1024, BusWidthBytes: 8, QueueDepth: 32, BulkMinBytes: 64 << 10,
+		BanksPerGroup: 4, Rows: 32768, RowBytes: 1024, BusWidthBytes: 8, QueueDepth: 32, BulkMinBytes: 64 << 10,
 		Timing: DRAMTiming{NCL: 7, NCWL: 2, NRCD: 7, NRP: 7, NRAS: 17, NRC: 24, BurstBeats: 4,
 			NCCDS: 2, NCCDL: 2, NRRDS: 2, NRRDL: 3, NFAW: 14, NWR: 8, NWTRS: 3, NWTRL: 4, NRTP: 3,
 			NREFI: 3504, NRFC: 315, NRTRS: 1}}
@@ -207,6 +207,7 @@ func HBM3_H100() DRAMConfig {
 
 var dramPresets = map[string]func() DRAMConfig{
 	"ddr4-3200": DDR4_3200, "ddr5-4800": DDR5_4800, "hbm2-u55c": HBM2_U55C, "hbm3-h100": HBM3_H100,
+	"host-ddr4x8": HostMemoryConfig,
 }
 
 // DRAMPreset returns the named preset; an unknown name is an error that lists

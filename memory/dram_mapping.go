@@ -30,8 +30,8 @@ type location struct {
 // counts need not be powers of two (the H100 has 160 pseudo-channels).
 type mapping struct {
 	// order lists the fields from least to most significant.
-	order      []field
-	radix      [numFields]int64
+	order []field
+	radix [numFields]int64
 	// weight is the number of bursts one step of each field spans.
 	weight     [numFields]int64
 	burstBytes int64
