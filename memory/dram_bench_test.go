@@ -72,3 +72,20 @@ func BenchmarkDRAMBulk1GiB(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSSDSequentialRead reads 128 KiB commands at QD32 from a CM6-class
+// drive and reports simulated gigabytes per wall second.
+func BenchmarkSSDSequentialRead(b *testing.B) {
+	p := ioPattern{Size: 128 << 10, Depth: 32, Count: 20000}
+	b.ReportAllocs()
+	var simulated float64
+	for range b.N {
+		r, err := runSSD(KioxiaCM6(), p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		simulated += float64(p.Size) * float64(p.Count) / 1e9
+		_ = r
+	}
+	b.ReportMetric(simulated/b.Elapsed().Seconds(), "sim-GB/wall-s")
+}

@@ -23,22 +23,22 @@ type timingChecker struct {
 }
 
 type bankHistory struct {
-	open                       int
-	act, pre, rd, wrEnd        sim.Cycles
-	everAct, everRd, everWr    bool
-	everPre                    bool
-	actAfterRef                bool
+	open                    int
+	act, pre, rd, wrEnd     sim.Cycles
+	everAct, everRd, everWr bool
+	everPre                 bool
+	actAfterRef             bool
 }
 
 type groupHistory struct {
-	act, rd, wr, wrEnd             sim.Cycles
-	everAct, everRd, everWr        bool
+	act, rd, wr, wrEnd      sim.Cycles
+	everAct, everRd, everWr bool
 }
 
 type rankHistory struct {
-	acts                           []sim.Cycles
-	rd, wr, wrEnd, ref             sim.Cycles
-	everRd, everWr, everRef        bool
+	acts                    []sim.Cycles
+	rd, wr, wrEnd, ref      sim.Cycles
+	everRd, everWr, everRef bool
 }
 
 func (c *timingChecker) failf(format string, args ...any) {

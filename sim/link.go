@@ -58,6 +58,10 @@ type LinkConfig struct {
 	PacketPayloadBytes int64
 	// PacketHeaderBytes is the per-packet overhead on the wire.
 	PacketHeaderBytes int64
+	// ChunkBytes, when positive, makes every ChunkBytes of payload cost
+	// ChunkOverhead more wire time (a DMA engine's per-descriptor work).
+	ChunkBytes    int64
+	ChunkOverhead Time
 }
 
 // Validate checks the configuration; errors name the field and value.
@@ -71,6 +75,8 @@ func (c LinkConfig) Validate() error {
 		return fmt.Errorf("link packet payload %d B: must not be negative", c.PacketPayloadBytes)
 	case c.PacketHeaderBytes < 0:
 		return fmt.Errorf("link packet header %d B: must not be negative", c.PacketHeaderBytes)
+	case c.ChunkBytes < 0 || c.ChunkOverhead < 0:
+		return fmt.Errorf("link chunk %d B / overhead %v: must not be negative", c.ChunkBytes, c.ChunkOverhead)
 	}
 	return nil
 }
@@ -82,6 +88,23 @@ func (c LinkConfig) WireBytes(bytes int64) int64 {
 	}
 	packets := (bytes + c.PacketPayloadBytes - 1) / c.PacketPayloadBytes
 	return bytes + packets*c.PacketHeaderBytes
+}
+
+// WireTime returns how long a payload of bytes occupies the wire: its wire
+// bytes at the link's rate plus the per-chunk overheads.
+func (c LinkConfig) WireTime(bytes int64) Time {
+	t := c.Bandwidth.TransferTime(c.WireBytes(bytes))
+	if c.ChunkBytes > 0 && bytes > 0 {
+		t += Time((bytes+c.ChunkBytes-1)/c.ChunkBytes) * c.ChunkOverhead
+	}
+	return t
+}
+
+// EffectiveBandwidth is the payload rate of a long transfer, overheads
+// included.
+func (c LinkConfig) EffectiveBandwidth() Bandwidth {
+	const probe = 1 << 30
+	return Bandwidth(float64(probe) / c.WireTime(probe).Seconds())
 }
 
 // Link moves bytes one way. Transfers serialise: each starts when the wire
@@ -117,7 +140,7 @@ func (l *Link) Config() LinkConfig { return l.cfg }
 func (l *Link) Transfer(bytes int64, done Event) Time {
 	now := l.eng.Now()
 	start := max(now, l.freeAt)
-	serial := l.cfg.Bandwidth.TransferTime(l.cfg.WireBytes(bytes))
+	serial := l.cfg.WireTime(bytes)
 	l.freeAt = start + serial
 	arrival := l.freeAt + l.cfg.Latency
 	l.busy += serial

@@ -23,6 +23,9 @@ func TestLinkTiming(t *testing.T) {
 		{"per-packet headers are paid per payload chunk",
 			LinkConfig{Bandwidth: 1 * GBps, PacketPayloadBytes: 256, PacketHeaderBytes: 24}, []int64{512, 257},
 			[]Time{560 * Nanosecond, (560 + 305) * Nanosecond}},
+		{"every chunk pays its overhead (DMA descriptors)",
+			LinkConfig{Bandwidth: 1 * GBps, ChunkBytes: 4096, ChunkOverhead: 50 * Nanosecond}, []int64{8192, 1},
+			[]Time{(8192 + 100) * Nanosecond, (8192 + 100 + 51) * Nanosecond}},
 		{"a rate that is not a whole number of ps per byte rounds up once",
 			LinkConfig{Bandwidth: 3 * GBps}, []int64{1, 3},
 			[]Time{334, 334 + 1000}},
@@ -61,6 +64,7 @@ func TestLinkRejects(t *testing.T) {
 		"latency":   {Bandwidth: GBps, Latency: -1},
 		"payload":   {Bandwidth: GBps, PacketPayloadBytes: -1},
 		"header":    {Bandwidth: GBps, PacketHeaderBytes: -1},
+		"chunk":     {Bandwidth: GBps, ChunkOverhead: -1},
 	}
 	for field, cfg := range cases {
 		_, err := NewLink(NewEngine(0), "bad", cfg)
@@ -80,4 +84,9 @@ func TestBandwidthConversions(t *testing.T) {
 	assert.Equal(t, int64(25_600), b.BytesIn(Microsecond))
 	assert.Equal(t, Time(2500), b.TransferTime(64))
 	assert.Equal(t, Time(0), b.TransferTime(0))
+}
+
+func TestEffectiveBandwidth(t *testing.T) {
+	cfg := LinkConfig{Bandwidth: 10 * GBps, PacketPayloadBytes: 256, PacketHeaderBytes: 24}
+	assert.InDelta(t, 10*256.0/280, cfg.EffectiveBandwidth().GBps(), 1e-6)
 }

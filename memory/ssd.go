@@ -1,0 +1,238 @@
+package memory
+
+import (
+	"fmt"
+
+	"github.com/kvcosim/kvcosim/sim"
+)
+
+// SSD is an NVMe SSD. A command waits for a queue slot, occupies a
+// controller core, then:
+//   - a read reserves, for every page it touches, the page's plane for tR
+//     and then the plane's NAND channel for the transfer; after the read
+//     overhead its data crosses the host link (card to host);
+//   - a write reserves write-buffer space (waiting if the buffer is full),
+//     its data crosses the host link (host to card), and it is acknowledged
+//     after the write overhead; the buffer drains a page at a time to the
+//     next plane of a striped write pointer (channel transfer, then tPROG,
+//     both times the write amplification), freeing the page's space.
+//
+// Resources are reserved first come first served (each plane and channel
+// keeps the time it is next free), so a command costs a few events however
+// many pages it touches.
+type SSD struct {
+	eng  *sim.Engine
+	cfg  SSDConfig
+	host *PCIe
+	ctrl *sim.Server
+
+	planeFree, channelFree []sim.Time
+	cmds                   sim.Slots[ssdCmd]
+	waiting                sim.FIFO[int] // commands beyond the queue depth
+	inFlight               int
+
+	bufferUsed   int64
+	bufferWait   sim.FIFO[int] // writes waiting for buffer space
+	pendingBytes int64         // buffered bytes not yet making a whole page
+	writePage    int64         // the striped write pointer, in pages
+
+	reads, writes             sim.Counter
+	bytesRead, bytesWritten   sim.Counter
+	readLatency, writeLatency *sim.Distribution
+}
+
+type ssdCmd struct {
+	req     Request
+	start   sim.Time
+	floored bool // the small-I/O floor has been applied
+}
+
+// The SSD's events.
+const (
+	opSSDControllerDone = iota
+	opSSDDataReady
+	opSSDComplete
+	opSSDWriteArrived
+	opSSDRelease
+)
+
+// NewSSD validates cfg and builds the drive.
+func NewSSD(eng *sim.Engine, cfg SSDConfig) (*SSD, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	host, err := NewPCIe(eng, cfg.Host)
+	if err != nil {
+		return nil, err
+	}
+	ctrl, err := sim.NewServer(eng, cfg.Name+".controller", cfg.ControllerCores)
+	if err != nil {
+		return nil, err
+	}
+	return &SSD{eng: eng, cfg: cfg, host: host, ctrl: ctrl,
+		planeFree: make([]sim.Time, cfg.Planes()), channelFree: make([]sim.Time, cfg.Channels),
+		readLatency: sim.NewDistribution(), writeLatency: sim.NewDistribution()}, nil
+}
+
+// Config returns the drive's configuration.
+func (s *SSD) Config() SSDConfig { return s.cfg }
+
+// Access submits a read or write command. A range outside the drive is a
+// programming error.
+func (s *SSD) Access(r Request) {
+	if r.Bytes <= 0 || r.Addr < 0 || r.Addr+r.Bytes > s.cfg.CapacityBytes {
+		panic(fmt.Sprintf("memory: %s at %v: access [%d, %d) outside the drive's %d bytes",
+			s.cfg.Name, s.eng.Now(), r.Addr, r.Addr+r.Bytes, s.cfg.CapacityBytes))
+	}
+	slot := s.cmds.Put(ssdCmd{req: r, start: s.eng.Now()})
+	if s.inFlight < s.cfg.QueueDepthMax {
+		s.start(slot)
+	} else {
+		s.waiting.Push(slot)
+	}
+}
+
+func (s *SSD) start(slot int) {
+	s.inFlight++
+	s.ctrl.Submit(sim.Job{Service: s.cfg.CommandTime, Done: sim.Event{Handler: s, Op: opSSDControllerDone, Arg: int64(slot)}})
+}
+
+// Handle advances a command through its stages.
+func (s *SSD) Handle(ev sim.Event) {
+	slot := int(ev.Arg)
+	switch ev.Op {
+	case opSSDControllerDone:
+		if s.cmds.At(slot).req.Write {
+			s.admitWrite(slot)
+		} else {
+			s.readFlash(slot)
+		}
+	case opSSDDataReady:
+		s.host.CardToHost.Transfer(s.cmds.At(slot).req.Bytes, sim.Event{Handler: s, Op: opSSDComplete, Arg: ev.Arg})
+	case opSSDWriteArrived:
+		s.program(s.cmds.At(slot).req.Bytes)
+		s.eng.After(s.cfg.WriteOverhead, sim.Event{Handler: s, Op: opSSDComplete, Arg: ev.Arg})
+	case opSSDComplete:
+		s.complete(slot)
+	case opSSDRelease:
+		s.bufferUsed -= ev.Arg
+		s.admitWaitingWrites()
+	}
+}
+
+// planeOf stripes page p over channels, then dies, then planes; it returns
+// the plane index and its channel.
+func (s *SSD) planeOf(p int64) (plane, channel int) {
+	c := s.cfg
+	channel = int(p % int64(c.Channels))
+	die := int(p / int64(c.Channels) % int64(c.DiesPerChannel))
+	pl := int(p / int64(c.Channels*c.DiesPerChannel) % int64(c.PlanesPerDie))
+	return (channel*c.DiesPerChannel+die)*c.PlanesPerDie + pl, channel
+}
+
+// readFlash reserves the planes and channels of every page the read
+// touches; the data is ready when the last page has crossed its channel.
+func (s *SSD) readFlash(slot int) {
+	r := s.cmds.At(slot).req
+	now := s.eng.Now()
+	ready := now
+	page := s.cfg.PageBytes
+	for p := r.Addr / page; p <= (r.Addr+r.Bytes-1)/page; p++ {
+		piece := min(r.Addr+r.Bytes, (p+1)*page) - max(r.Addr, p*page)
+		plane, ch := s.planeOf(p)
+		sensed := max(now, s.planeFree[plane]) + s.cfg.ReadTime
+		s.planeFree[plane] = sensed
+		s.channelFree[ch] = max(sensed, s.channelFree[ch]) + s.cfg.ChannelBandwidth.TransferTime(piece)
+		ready = max(ready, s.channelFree[ch])
+	}
+	s.eng.Schedule(ready+s.cfg.ReadOverhead, sim.Event{Handler: s, Op: opSSDDataReady, Arg: int64(slot)})
+}
+
+// admitWrite reserves buffer space for a write and starts its data
+// transfer, or queues it until programs free enough space.
+func (s *SSD) admitWrite(slot int) {
+	if s.bufferWait.Len() > 0 || !s.reserveBuffer(slot) {
+		s.bufferWait.Push(slot)
+	}
+}
+
+func (s *SSD) reserveBuffer(slot int) bool {
+	n := s.cmds.At(slot).req.Bytes
+	if s.bufferUsed+n > s.cfg.WriteBufferBytes && s.bufferUsed > 0 {
+		return false
+	}
+	s.bufferUsed += n
+	s.host.HostToCard.Transfer(n, sim.Event{Handler: s, Op: opSSDWriteArrived, Arg: int64(slot)})
+	return true
+}
+
+func (s *SSD) admitWaitingWrites() {
+	for s.bufferWait.Len() > 0 && s.reserveBuffer(s.bufferWait.Peek()) {
+		s.bufferWait.Pop()
+	}
+}
+
+// program drains whole pages of buffered data to the NAND.
+func (s *SSD) program(bytes int64) {
+	s.pendingBytes += bytes
+	page := s.cfg.PageBytes
+	waf := s.cfg.WriteAmplification
+	xfer := sim.TimeOf(float64(s.cfg.ChannelBandwidth.TransferTime(page)) * waf)
+	prog := sim.TimeOf(float64(s.cfg.ProgramTime) * waf)
+	for ; s.pendingBytes >= page; s.pendingBytes -= page {
+		plane, ch := s.planeOf(s.writePage)
+		s.writePage++
+		s.channelFree[ch] = max(s.eng.Now(), s.channelFree[ch]) + xfer
+		s.planeFree[plane] = max(s.channelFree[ch], s.planeFree[plane]) + prog
+		s.eng.Schedule(s.planeFree[plane], sim.Event{Handler: s, Op: opSSDRelease, Arg: page})
+	}
+}
+
+// complete finishes a command, no earlier than the small-I/O floor.
+func (s *SSD) complete(slot int) {
+	c := s.cmds.At(slot)
+	if floor := c.start + s.cfg.SmallIOLatency; !c.floored && c.req.Bytes <= s.cfg.SmallIOBytes && floor > s.eng.Now() {
+		c.floored = true
+		s.eng.Schedule(floor, sim.Event{Handler: s, Op: opSSDComplete, Arg: int64(slot)})
+		return
+	}
+	done := s.cmds.Take(slot)
+	bytes := done.req.Bytes
+	latency := s.eng.Now() - done.start
+	if done.req.Write {
+		s.writes.Add(1)
+		s.bytesWritten.Add(bytes)
+		s.writeLatency.AddTime(latency)
+	} else {
+		s.reads.Add(1)
+		s.bytesRead.Add(bytes)
+		s.readLatency.AddTime(latency)
+	}
+	if tr := s.eng.Trace(); tr.Enabled() {
+		op := map[bool]string{false: "read", true: "write"}[done.req.Write]
+		tr.Emit(sim.Span{Component: s.cfg.Name, Operation: op, ID: done.req.Done.Arg, Start: done.start, End: s.eng.Now(), Bytes: bytes})
+	}
+	if done.req.Done.Handler != nil {
+		s.eng.Schedule(s.eng.Now(), done.req.Done)
+	}
+	s.inFlight--
+	if s.waiting.Len() > 0 {
+		s.start(s.waiting.Pop())
+	}
+}
+
+// SSDStats are a drive's totals.
+type SSDStats struct {
+	Reads, Writes, BytesRead, BytesWritten int64
+	// ReadLatency and WriteLatency are per command, in ps.
+	ReadLatency, WriteLatency sim.Summary
+	// HostToCard and CardToHost are the host link's totals.
+	HostToCard, CardToHost sim.LinkStats
+}
+
+// Stats returns the totals so far.
+func (s *SSD) Stats() SSDStats {
+	return SSDStats{Reads: s.reads.Value(), Writes: s.writes.Value(), BytesRead: s.bytesRead.Value(),
+		BytesWritten: s.bytesWritten.Value(), ReadLatency: s.readLatency.Summary(), WriteLatency: s.writeLatency.Summary(),
+		HostToCard: s.host.HostToCard.Stats(), CardToHost: s.host.CardToHost.Stats()}
+}

@@ -1,0 +1,28 @@
+package sim
+
+import "math"
+
+// Calibration is one check of a model against a published or measured
+// figure: the model's value must lie within Tolerance (relative) of Target.
+// Packages expose their checks as functions that both their tests and
+// `simrun calibrate` run, so that every calibration claim is a test.
+type Calibration struct {
+	Name   string  `json:"name"`
+	Target float64 `json:"target"`
+	Model  float64 `json:"model"`
+	Unit   string  `json:"unit"`
+	// Tolerance is relative: 0.1 accepts |model - target| <= 10 % of target;
+	// 0 demands equality.
+	Tolerance float64 `json:"tolerance"`
+	Source    string  `json:"source"`
+	OK        bool    `json:"ok"`
+}
+
+// NewCalibration fills in OK.
+func NewCalibration(name string, target, model float64, unit string, tolerance float64, source string) Calibration {
+	ok := math.Abs(model-target) <= tolerance*math.Abs(target)
+	return Calibration{Name: name, Target: target, Model: model, Unit: unit, Tolerance: tolerance, Source: source, OK: ok}
+}
+
+// RelativeError returns (model - target) / target.
+func (c Calibration) RelativeError() float64 { return (c.Model - c.Target) / c.Target }
