@@ -142,3 +142,23 @@ func (s *ByteStore) WrittenBytes() int64 {
 	}
 	return int64(total)
 }
+
+// deviceStore is embedded by devices that can keep real bytes: the store is
+// absent in timing mode and attached for functional mode.
+type deviceStore struct {
+	store *ByteStore
+}
+
+// attach gives the device a byte store of its capacity, in blocks of
+// blockBytes, and returns it.
+func (d *deviceStore) attach(name string, capacity, blockBytes int64, zeroFill bool) (*ByteStore, error) {
+	s, err := NewByteStore(name, capacity, blockBytes, zeroFill)
+	if err != nil {
+		return nil, err
+	}
+	d.store = s
+	return s, nil
+}
+
+// Store returns the device's byte store, or nil in timing mode.
+func (d *deviceStore) Store() *ByteStore { return d.store }

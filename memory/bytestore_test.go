@@ -94,3 +94,24 @@ func TestByteStoreAgainstReference(t *testing.T) {
 	}
 	assert.Equal(t, count, s.WrittenBytes())
 }
+
+func TestDevicesKeepBytes(t *testing.T) {
+	eng := sim.NewEngine(0)
+	ssd, err := NewSSD(eng, KioxiaCM6())
+	require.NoError(t, err)
+	assert.Nil(t, ssd.Store(), "timing mode keeps no bytes")
+	store, err := ssd.AttachStore(4096, false)
+	require.NoError(t, err)
+	require.Same(t, store, ssd.Store())
+	require.NoError(t, store.Write(1<<40, []byte{1, 2, 3}))
+	_, err = store.Read(1<<40, 4)
+	assert.ErrorContains(t, err, "never written")
+
+	hbm, err := NewDRAM(eng, DefaultExchangeMemory())
+	require.NoError(t, err)
+	zeros, err := hbm.AttachStore(64, true)
+	require.NoError(t, err)
+	got, err := zeros.Read(0, 8)
+	require.NoError(t, err)
+	assert.Equal(t, make([]byte, 8), got)
+}

@@ -41,6 +41,7 @@ type job struct {
 // column commands in closed form (same timing rules, one step per row
 // activation), so long sequential transfers simulate quickly.
 type DRAM struct {
+	deviceStore
 	eng      *sim.Engine
 	cfg      DRAMConfig
 	clock    sim.Clock
@@ -76,6 +77,12 @@ func NewDRAM(eng *sim.Engine, cfg DRAMConfig) (*DRAM, error) {
 
 // Config returns the device's configuration.
 func (d *DRAM) Config() DRAMConfig { return d.cfg }
+
+// AttachStore gives the device a byte store for functional mode (blocks of
+// blockBytes; unwritten bytes read as zeros with zeroFill) and returns it.
+func (d *DRAM) AttachStore(blockBytes int64, zeroFill bool) (*ByteStore, error) {
+	return d.attach(d.cfg.Name, d.cfg.CapacityBytes(), blockBytes, zeroFill)
+}
 
 // Clock returns the device's command clock.
 func (d *DRAM) Clock() sim.Clock { return d.clock }

@@ -21,6 +21,7 @@ import (
 // keeps the time it is next free), so a command costs a few events however
 // many pages it touches.
 type SSD struct {
+	deviceStore
 	eng  *sim.Engine
 	cfg  SSDConfig
 	host *PCIe
@@ -76,6 +77,12 @@ func NewSSD(eng *sim.Engine, cfg SSDConfig) (*SSD, error) {
 
 // Config returns the drive's configuration.
 func (s *SSD) Config() SSDConfig { return s.cfg }
+
+// AttachStore gives the drive a byte store for functional mode (blocks of
+// blockBytes; unwritten bytes read as zeros with zeroFill) and returns it.
+func (s *SSD) AttachStore(blockBytes int64, zeroFill bool) (*ByteStore, error) {
+	return s.attach(s.cfg.Name, s.cfg.CapacityBytes, blockBytes, zeroFill)
+}
 
 // Access submits a read or write command. A range outside the drive is a
 // programming error.
