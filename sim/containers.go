@@ -28,6 +28,9 @@ func (r *FIFO[T]) Push(v T) {
 // empty.
 func (r *FIFO[T]) Peek() T { return r.buf[r.head] }
 
+// At returns the i-th oldest value (0 is the oldest).
+func (r *FIFO[T]) At(i int) T { return r.buf[(r.head+i)%len(r.buf)] }
+
 // Pop removes and returns the oldest value; the queue must not be empty.
 func (r *FIFO[T]) Pop() T {
 	var zero T

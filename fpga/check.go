@@ -1,0 +1,84 @@
+package fpga
+
+import (
+	"fmt"
+
+	"github.com/kvcosim/kvcosim/sim"
+)
+
+// Check verifies the invariants: every region is in exactly one of FIFO 1,
+// FIFO 2 or a live segment; each segment's reference count equals the links
+// whose object uses it; prev/next pointers agree and every link is
+// reachable from exactly the bucket of its hash; the number of links equals
+// the table's population. The error names the simulated time, the
+// operation and the region or link at fault.
+func (d *Directory) Check(now sim.Time, op string) error {
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("fpga invariant violated at %v after %s: %s", now, op, fmt.Sprintf(format, args...))
+	}
+	where := make([]uint8, len(d.regionState)) // 0 unseen, 1+state seen
+	see := func(r int32, state uint8, from string) error {
+		if where[r] != 0 {
+			return fail("region %d is in %s and also elsewhere", r, from)
+		}
+		if d.regionState[r] != state {
+			return fail("region %d found in %s but marked state %d", r, from, d.regionState[r])
+		}
+		where[r] = state + 1
+		return nil
+	}
+	for i := range d.fifo1.Len() {
+		if err := see(d.fifo1.At(i), inFIFO1, "FIFO 1"); err != nil {
+			return err
+		}
+	}
+	for i := range d.fifo2.Len() {
+		if err := see(d.fifo2.At(i).region, inFIFO2, "FIFO 2"); err != nil {
+			return err
+		}
+	}
+	refs := make([]int32, len(d.segs))
+	seen := make([]bool, len(d.links))
+	count := 0
+	for b, head := range d.buckets {
+		prev := int32(none)
+		for id := head; id != none; id = d.links[id].next {
+			l := &d.links[id]
+			switch {
+			case seen[id]:
+				return fail("link %d is reached twice (a cycle, or two buckets)", id)
+			case l.prev != prev:
+				return fail("link %d has prev %d but follows %d", id, l.prev, prev)
+			case int(d.bucketOf(l.key.Hash)) != b:
+				return fail("link %d (hash %#x) sits in bucket %d, not %d", id, l.key.Hash, b, d.bucketOf(l.key.Hash))
+			case !d.lru.Has(lruItem{l.touched, id}):
+				return fail("link %d is missing from the LRU order", id)
+			}
+			seen[id] = true
+			count++
+			prev = id
+			for s := l.lastSeg; s != none; s = d.segs[s].prev {
+				refs[s]++
+			}
+		}
+	}
+	if count != d.live || d.lru.Len() != d.live {
+		return fail("%d links reachable, %d counted live, %d in the LRU order", count, d.live, d.lru.Len())
+	}
+	for s := range d.segs {
+		if refs[s] != d.segs[s].refs {
+			return fail("segment %d has %d references but %d links use it", s, d.segs[s].refs, refs[s])
+		}
+		for _, r := range d.segs[s].regions {
+			if err := see(r, inUse, fmt.Sprintf("segment %d", s)); err != nil {
+				return err
+			}
+		}
+	}
+	for r, w := range where {
+		if w == 0 {
+			return fail("region %d is in neither FIFO nor any segment (leaked)", r)
+		}
+	}
+	return nil
+}

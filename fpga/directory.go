@@ -1,0 +1,421 @@
+package fpga
+
+import (
+	"fmt"
+
+	"github.com/google/btree"
+
+	"github.com/kvcosim/kvcosim/sim"
+)
+
+// Scheme is how stored objects are keyed.
+type Scheme int
+
+const (
+	// SchemePatent keys one object per session version by (number of
+	// computed tokens, XXH64 of all of them): claims 3-8 as written.
+	SchemePatent Scheme = iota
+	// SchemeBlock keys fixed blocks of tokens by their prefix-chained hash
+	// and end position, shared between sessions (as vLLM and Mooncake).
+	SchemeBlock
+)
+
+// AllocPolicy chooses between the two free-address FIFOs (claim 10).
+type AllocPolicy int
+
+const (
+	// FIFO1First takes long-idle regions first.
+	FIFO1First AllocPolicy = iota
+	// FIFO2First takes recently freed regions first.
+	FIFO2First
+	// Proportional takes from each FIFO in proportion to what it holds.
+	Proportional
+)
+
+// ExportMode is how an export writes a session's new version.
+type ExportMode int
+
+const (
+	// ExportFull rewrites the whole object in fresh regions.
+	ExportFull ExportMode = iota
+	// ExportDelta writes only the new tokens, sharing the previous
+	// version's segments (and appending into its last one's spare room).
+	ExportDelta
+)
+
+// DirectoryConfig sets up the functional store.
+type DirectoryConfig struct {
+	Scheme      Scheme
+	BlockTokens int64
+	// BucketsLog2: the address-mapping table has 2^BucketsLog2 buckets.
+	BucketsLog2  int
+	RegionBytes  int64
+	StorageBytes int64
+	// FreeDelay is the patent's preset time T: a freed region stays in
+	// FIFO 2 until it has held no data for T, then moves to FIFO 1.
+	FreeDelay sim.Time
+	Policy    AllocPolicy
+	// DeleteSuperseded deletes a session's previous version at export.
+	DeleteSuperseded bool
+	// TTL deletes links not accessed for this long; 0 keeps them.
+	TTL    sim.Time
+	Layout Layout
+	Mode   ExportMode
+	Shape  KVShape
+	// CheckInvariants runs Check after every operation.
+	CheckInvariants bool
+}
+
+// Validate checks the configuration; errors name the parameter.
+func (c DirectoryConfig) Validate() error {
+	switch {
+	case c.BucketsLog2 < 1 || c.BucketsLog2 > 30:
+		return fmt.Errorf("fpga: buckets = 2^%d: must be a power of two from 2 to 2^30", c.BucketsLog2)
+	case c.RegionBytes <= 0:
+		return fmt.Errorf("fpga: region_bytes = %d: must be positive", c.RegionBytes)
+	case c.StorageBytes < c.RegionBytes:
+		return fmt.Errorf("fpga: storage_bytes = %d: smaller than one %d B region", c.StorageBytes, c.RegionBytes)
+	case c.StorageBytes/c.RegionBytes > 1<<31-1:
+		return fmt.Errorf("fpga: storage_bytes = %d: more than 2^31 regions", c.StorageBytes)
+	case c.FreeDelay < 0 || c.TTL < 0:
+		return fmt.Errorf("fpga: free_delay = %v and ttl = %v must not be negative", c.FreeDelay, c.TTL)
+	case c.Scheme == SchemeBlock && c.BlockTokens < 1:
+		return fmt.Errorf("fpga: block_tokens = %d: must be positive", c.BlockTokens)
+	}
+	return c.Shape.Validate()
+}
+
+const none = -1
+
+// segment is a run of token slots [start, start+cap) of one or more
+// objects, in its own regions. Objects of later versions share the
+// segments of earlier ones (delta export); refs counts the links that do.
+type segment struct {
+	start, cap int64
+	prev       int32 // the segment holding the tokens before start
+	refs       int32
+	regions    []int32
+}
+
+// link is one chain link of claim 5: the key (number of computed tokens and
+// their hash), the object's descriptor (its last segment; the physical
+// address of the cache data is that chain's first region), the previous and
+// next links of its bucket's chain, and the last access time.
+type link struct {
+	key        Key
+	prev, next int32
+	lastAccess sim.Time
+	touched    uint64 // when it was last accessed, in access order
+	lastSeg    int32
+	holders    int32 // block scheme: sessions referencing the block
+}
+
+// lruItem orders links by their last access. Time never goes backwards, so
+// the order of accesses is the order of access times, with a deterministic
+// order among accesses at the same picosecond.
+type lruItem struct {
+	touched uint64
+	id      int32
+}
+
+func lruLess(a, b lruItem) bool { return a.touched < b.touched }
+
+type fifo2Entry struct {
+	region  int32
+	freedAt sim.Time
+}
+
+// Region states, for the invariant check.
+const (
+	inFIFO1 uint8 = iota
+	inFIFO2
+	inUse
+)
+
+// Directory is the FPGA's functional state: the address-mapping table, the
+// chain links, the segments and the two free-address FIFOs. Every method
+// takes the simulated time, for access times, TTLs and the FIFO 2 delay.
+type Directory struct {
+	cfg      DirectoryConfig
+	buckets  []int32 // head link of each bucket's chain
+	links    []link
+	freeLink []int32
+	live     int
+	accesses uint64 // access counter for the LRU order
+	segs     []segment
+	freeSeg  []int32
+	lru      *btree.BTreeG[lruItem]
+
+	regionState []uint8
+	fifo1       sim.FIFO[int32]
+	fifo2       sim.FIFO[fifo2Entry]
+
+	stats DirectoryStats
+}
+
+// DirectoryStats counts what the directory did.
+type DirectoryStats struct {
+	Inserts, Deletes, Evictions, Expirations int64
+	Lookups, Hits, Hops                      int64
+	RegionsAllocated, RegionsFreed           int64
+	FromFIFO1, FromFIFO2                     int64
+}
+
+// NewDirectory returns an empty directory with every region in FIFO 1.
+func NewDirectory(cfg DirectoryConfig) (*Directory, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	regions := int32(cfg.StorageBytes / cfg.RegionBytes)
+	d := &Directory{cfg: cfg, buckets: make([]int32, 1<<cfg.BucketsLog2),
+		lru: btree.NewG(32, lruLess), regionState: make([]uint8, regions)}
+	for i := range d.buckets {
+		d.buckets[i] = none
+	}
+	for r := range regions {
+		d.fifo1.Push(r)
+	}
+	return d, nil
+}
+
+// Config returns the configuration.
+func (d *Directory) Config() DirectoryConfig { return d.cfg }
+
+// Stats returns the counters.
+func (d *Directory) Stats() DirectoryStats { return d.stats }
+
+// Links returns the number of stored links.
+func (d *Directory) Links() int { return d.live }
+
+// FIFOLevels returns the regions in FIFO 1 and FIFO 2.
+func (d *Directory) FIFOLevels() (fifo1, fifo2 int) { return d.fifo1.Len(), d.fifo2.Len() }
+
+// Regions returns the number of regions of external storage.
+func (d *Directory) Regions() int { return len(d.regionState) }
+
+// bucketOf is the hash address of a hash value (claim 4).
+func (d *Directory) bucketOf(h uint64) int32 { return int32(h & uint64(len(d.buckets)-1)) }
+
+// find walks the bucket's chain through next pointers; it returns the link
+// with the key (or none) and the number of links visited.
+func (d *Directory) find(k Key) (id int32, hops int) {
+	for id = d.buckets[d.bucketOf(k.Hash)]; id != none; id = d.links[id].next {
+		hops++
+		if d.links[id].key == k {
+			return id, hops
+		}
+	}
+	return none, hops
+}
+
+// insertLink puts a new link at the head of its bucket's chain (claim 8:
+// only prev/next pointers change).
+func (d *Directory) insertLink(now sim.Time, k Key, lastSeg int32) int32 {
+	var id int32
+	if n := len(d.freeLink); n > 0 {
+		id = d.freeLink[n-1]
+		d.freeLink = d.freeLink[:n-1]
+	} else {
+		d.links = append(d.links, link{})
+		id = int32(len(d.links) - 1)
+	}
+	b := d.bucketOf(k.Hash)
+	head := d.buckets[b]
+	d.accesses++
+	d.links[id] = link{key: k, prev: none, next: head, lastAccess: now, touched: d.accesses, lastSeg: lastSeg}
+	if head != none {
+		d.links[head].prev = id
+	}
+	d.buckets[b] = id
+	d.lru.ReplaceOrInsert(lruItem{d.accesses, id})
+	d.live++
+	d.stats.Inserts++
+	return id
+}
+
+// deleteLink unlinks a link through its prev/next pointers and releases its
+// object's segments.
+func (d *Directory) deleteLink(now sim.Time, id int32) {
+	l := &d.links[id]
+	if l.prev != none {
+		d.links[l.prev].next = l.next
+	} else {
+		d.buckets[d.bucketOf(l.key.Hash)] = l.next
+	}
+	if l.next != none {
+		d.links[l.next].prev = l.prev
+	}
+	d.lru.Delete(lruItem{l.touched, id})
+	d.releaseChain(now, l.lastSeg)
+	*l = link{prev: none, next: none, lastSeg: none}
+	d.freeLink = append(d.freeLink, id)
+	d.live--
+	d.stats.Deletes++
+}
+
+func (d *Directory) touch(now sim.Time, id int32) {
+	l := &d.links[id]
+	d.lru.Delete(lruItem{l.touched, id})
+	d.accesses++
+	l.lastAccess, l.touched = max(l.lastAccess, now), d.accesses
+	d.lru.ReplaceOrInsert(lruItem{l.touched, id})
+}
+
+// holdChain adds a reference to every segment of a chain.
+func (d *Directory) holdChain(s int32) {
+	for ; s != none; s = d.segs[s].prev {
+		d.segs[s].refs++
+	}
+}
+
+// releaseChain drops a reference from every segment of a chain; a segment
+// no link holds any more frees its regions into FIFO 2.
+func (d *Directory) releaseChain(now sim.Time, s int32) {
+	for s != none {
+		seg := &d.segs[s]
+		prev := seg.prev
+		seg.refs--
+		if seg.refs == 0 {
+			for _, r := range seg.regions {
+				d.regionState[r] = inFIFO2
+				d.fifo2.Push(fifo2Entry{r, now})
+			}
+			d.stats.RegionsFreed += int64(len(seg.regions))
+			*seg = segment{prev: none}
+			d.freeSeg = append(d.freeSeg, s)
+		}
+		s = prev
+	}
+}
+
+// mature moves FIFO 2 entries that have held no data for the preset time
+// to FIFO 1 (FIFO 2 is in order of freeing).
+func (d *Directory) mature(now sim.Time) {
+	for d.fifo2.Len() > 0 && d.fifo2.Peek().freedAt+d.cfg.FreeDelay <= now {
+		r := d.fifo2.Pop().region
+		d.regionState[r] = inFIFO1
+		d.fifo1.Push(r)
+	}
+}
+
+// allocate takes n regions by the policy, evicting least recently used
+// links while the FIFOs hold too few. It fails only when the store is too
+// small for n regions even when empty.
+func (d *Directory) allocate(now sim.Time, n int64) ([]int32, int, error) {
+	if n > int64(len(d.regionState)) {
+		return nil, 0, fmt.Errorf("fpga: an object of %d regions (%d B each) is larger than the whole store of %d regions",
+			n, d.cfg.RegionBytes, len(d.regionState))
+	}
+	d.mature(now)
+	evicted := 0
+	for int64(d.fifo1.Len()+d.fifo2.Len()) < n {
+		if !d.EvictLRU(now) {
+			return nil, evicted, fmt.Errorf("fpga at %v: %d regions wanted, %d free and nothing left to evict",
+				now, n, d.fifo1.Len()+d.fifo2.Len())
+		}
+		evicted++
+	}
+	from1 := n
+	switch d.cfg.Policy {
+	case FIFO2First:
+		from1 = max(0, n-int64(d.fifo2.Len()))
+	case Proportional:
+		total := int64(d.fifo1.Len() + d.fifo2.Len())
+		from1 = (n*int64(d.fifo1.Len()) + total/2) / total
+	}
+	from1 = min(from1, int64(d.fifo1.Len()))
+	from1 = max(from1, n-int64(d.fifo2.Len()))
+	out := make([]int32, 0, n)
+	for range from1 {
+		out = append(out, d.fifo1.Pop())
+	}
+	for int64(len(out)) < n {
+		out = append(out, d.fifo2.Pop().region)
+	}
+	for _, r := range out {
+		d.regionState[r] = inUse
+	}
+	d.stats.RegionsAllocated += n
+	d.stats.FromFIFO1 += from1
+	d.stats.FromFIFO2 += n - from1
+	return out, evicted, nil
+}
+
+// newSegment allocates a segment of at least want tokens starting at start.
+func (d *Directory) newSegment(now sim.Time, start, want int64, prev int32) (int32, int, error) {
+	bpt := d.cfg.Shape.BytesPerToken()
+	n := (want*bpt + d.cfg.RegionBytes - 1) / d.cfg.RegionBytes
+	regions, evicted, err := d.allocate(now, n)
+	if err != nil {
+		return none, evicted, err
+	}
+	var id int32
+	if k := len(d.freeSeg); k > 0 {
+		id = d.freeSeg[k-1]
+		d.freeSeg = d.freeSeg[:k-1]
+	} else {
+		d.segs = append(d.segs, segment{})
+		id = int32(len(d.segs) - 1)
+	}
+	d.segs[id] = segment{start: start, cap: n * d.cfg.RegionBytes / bpt, prev: prev, regions: regions}
+	return id, evicted, nil
+}
+
+// physical maps segment-relative extents to storage addresses, splitting
+// at region boundaries and merging physically adjacent pieces.
+func (d *Directory) physical(seg *segment, in []Extent, out []Extent) []Extent {
+	r := d.cfg.RegionBytes
+	for _, e := range in {
+		for off, left := e.Addr, e.Bytes; left > 0; {
+			idx := off / r
+			n := min(left, (idx+1)*r-off)
+			addr := int64(seg.regions[idx])*r + off - idx*r
+			if last := len(out) - 1; last >= 0 && out[last].Addr+out[last].Bytes == addr {
+				out[last].Bytes += n
+			} else {
+				out = append(out, Extent{addr, n})
+			}
+			off += n
+			left -= n
+		}
+	}
+	return out
+}
+
+// segExtents returns the storage extents of tokens [t0, t1) of a segment.
+func (d *Directory) segExtents(s int32, t0, t1 int64, out []Extent) []Extent {
+	seg := &d.segs[s]
+	return d.physical(seg, d.cfg.Layout.extents(d.cfg.Shape, seg.cap, t0-seg.start, t1-seg.start), out)
+}
+
+// chainExtents returns the storage extents of tokens [0, tokens) of the
+// object whose last segment is s, in token order.
+func (d *Directory) chainExtents(s int32, tokens int64) []Extent {
+	var chain []int32
+	for ; s != none; s = d.segs[s].prev {
+		chain = append(chain, s)
+	}
+	var out []Extent
+	for i := len(chain) - 1; i >= 0; i-- {
+		seg := &d.segs[chain[i]]
+		out = d.segExtents(chain[i], seg.start, min(tokens, seg.start+seg.cap), out)
+	}
+	return out
+}
+
+// objectTokens returns the tokens a link's object holds and the first.
+func (d *Directory) objectSpan(id int32) (start, end int64) {
+	l := &d.links[id]
+	if d.cfg.Scheme == SchemeBlock {
+		return d.segs[l.lastSeg].start, l.key.Tokens
+	}
+	return 0, l.key.Tokens
+}
+
+// after runs the expiry and, when enabled, the invariant check.
+func (d *Directory) after(now sim.Time, op string) error {
+	if d.cfg.CheckInvariants {
+		return d.Check(now, op)
+	}
+	return nil
+}

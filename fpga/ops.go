@@ -1,0 +1,243 @@
+package fpga
+
+import (
+	"github.com/kvcosim/kvcosim/sim"
+)
+
+// LookupResult is what a chain walk found.
+type LookupResult struct {
+	Hit  bool
+	Hops int // links visited
+	link int32
+}
+
+// Lookup finds the object with key (claims 3-5): the bucket of its hash,
+// then a walk along the chain matching (tokens, hash). A hit refreshes the
+// link's access time.
+func (d *Directory) Lookup(now sim.Time, k Key) (LookupResult, error) {
+	d.Expire(now)
+	id, hops := d.find(k)
+	d.stats.Lookups++
+	d.stats.Hops += int64(hops)
+	if id != none {
+		d.stats.Hits++
+		d.touch(now, id)
+	}
+	return LookupResult{Hit: id != none, Hops: hops, link: id}, d.after(now, "lookup")
+}
+
+// ReadExtents returns the storage extents to import for a hit, in token
+// order.
+func (d *Directory) ReadExtents(r LookupResult) []Extent {
+	if !r.Hit {
+		return nil
+	}
+	start, end := d.objectSpan(r.link)
+	if start == 0 {
+		return d.chainExtents(d.links[r.link].lastSeg, end)
+	}
+	return d.segExtents(d.links[r.link].lastSeg, start, end, nil)
+}
+
+// ExportResult is what an export did.
+type ExportResult struct {
+	// Writes are the storage extents written, in layout order.
+	Writes []Extent
+	// Hops are the links visited finding existing and previous versions.
+	Hops int
+	// Inserted counts new links; Existing counts keys already stored.
+	Inserted, Existing int
+	// Evicted counts links evicted to make room; Superseded is 1 if the
+	// session's previous version was deleted.
+	Evicted, Superseded int
+	// Regions counts the regions allocated.
+	Regions int
+}
+
+// Export stores a session version with key (its computed tokens and their
+// hash) after inference (claims 7-8). prev, if not nil, is the session's
+// previously exported key: in delta mode the new version shares its
+// segments and writes only the new tokens; with DeleteSuperseded the
+// previous version is deleted once the new link is in.
+func (d *Directory) Export(now sim.Time, k Key, prev *Key) (ExportResult, error) {
+	d.Expire(now)
+	var res ExportResult
+	id, hops := d.find(k)
+	res.Hops += hops
+	if id != none {
+		d.touch(now, id)
+		res.Existing = 1
+		return res, d.after(now, "export")
+	}
+	prevID := int32(none)
+	if prev != nil {
+		var h int
+		prevID, h = d.find(*prev)
+		res.Hops += h
+	}
+	var last int32
+	var err error
+	if d.cfg.Mode == ExportDelta && prevID != none && prev.Tokens <= k.Tokens {
+		last, err = d.appendVersion(now, d.links[prevID].lastSeg, prev.Tokens, k.Tokens, &res)
+	} else {
+		last, err = d.freshObject(now, 0, k.Tokens, none, &res)
+	}
+	if err != nil {
+		return res, err
+	}
+	d.insertLink(now, k, last)
+	res.Inserted = 1
+	if d.cfg.DeleteSuperseded && prev != nil && *prev != k {
+		if pid, _ := d.find(*prev); pid != none {
+			d.deleteLink(now, pid)
+			res.Superseded = 1
+		}
+	}
+	return res, d.after(now, "export")
+}
+
+// freshObject allocates a segment for tokens [start, end) and returns it
+// with one reference.
+func (d *Directory) freshObject(now sim.Time, start, end int64, prev int32, res *ExportResult) (int32, error) {
+	s, evicted, err := d.newSegment(now, start, end-start, prev)
+	res.Evicted += evicted
+	if err != nil {
+		return none, err
+	}
+	d.segs[s].refs = 1
+	res.Regions += len(d.segs[s].regions)
+	res.Writes = d.segExtents(s, start, end, res.Writes)
+	return s, nil
+}
+
+// appendVersion shares the chain ending at base (holding tokens [0, from))
+// and appends tokens [from, to): into base's spare slots, then a new segment.
+func (d *Directory) appendVersion(now sim.Time, base int32, from, to int64, res *ExportResult) (int32, error) {
+	d.holdChain(base)
+	seg := d.segs[base]
+	fill := min(seg.start+seg.cap-from, to-from)
+	res.Writes = d.segExtents(base, from, from+fill, res.Writes)
+	if from+fill == to {
+		return base, nil
+	}
+	s, err := d.freshObject(now, from+fill, to, base, res)
+	if err != nil {
+		d.releaseChain(now, base)
+		return none, err
+	}
+	return s, nil
+}
+
+// Delete removes the link with key, if stored.
+func (d *Directory) Delete(now sim.Time, k Key) (bool, error) {
+	id, _ := d.find(k)
+	if id != none {
+		d.deleteLink(now, id)
+	}
+	return id != none, d.after(now, "delete")
+}
+
+// Expire deletes links not accessed for the TTL; it returns how many.
+func (d *Directory) Expire(now sim.Time) int {
+	if d.cfg.TTL == 0 {
+		return 0
+	}
+	n := 0
+	for {
+		oldest, ok := d.lru.Min()
+		if !ok || d.links[oldest.id].lastAccess+d.cfg.TTL > now {
+			return n
+		}
+		d.deleteLink(now, oldest.id)
+		d.stats.Expirations++
+		n++
+	}
+}
+
+// EvictLRU deletes the least recently used link; false if there is none.
+func (d *Directory) EvictLRU(now sim.Time) bool {
+	oldest, ok := d.lru.Min()
+	if ok {
+		d.deleteLink(now, oldest.id)
+		d.stats.Evictions++
+	}
+	return ok
+}
+
+// LookupPrefix finds the longest stored prefix of a request's block keys:
+// it looks the keys up in order and stops at the first miss.
+func (d *Directory) LookupPrefix(now sim.Time, keys []Key) (matched int, hops int, err error) {
+	d.Expire(now)
+	for _, k := range keys {
+		id, h := d.find(k)
+		hops += h
+		d.stats.Lookups++
+		if id == none {
+			break
+		}
+		d.stats.Hits++
+		d.touch(now, id)
+		matched++
+	}
+	d.stats.Hops += int64(hops)
+	return matched, hops, d.after(now, "lookup-prefix")
+}
+
+// PrefixExtents returns the storage extents of stored blocks, in order.
+func (d *Directory) PrefixExtents(keys []Key) []Extent {
+	var out []Extent
+	for _, k := range keys {
+		if id, _ := d.find(k); id != none {
+			out = append(out, d.segExtents(d.links[id].lastSeg, d.segs[d.links[id].lastSeg].start, k.Tokens, nil)...)
+		}
+	}
+	return out
+}
+
+// blockStart is the first token of the block that ends at end.
+func (d *Directory) blockStart(end int64) int64 {
+	return (end - 1) / d.cfg.BlockTokens * d.cfg.BlockTokens
+}
+
+// ExportBlocks stores the blocks of a request that are not stored yet. The
+// first held keys are blocks this session already references; every other
+// block found gains the session as a holder.
+func (d *Directory) ExportBlocks(now sim.Time, keys []Key, held int) (ExportResult, error) {
+	d.Expire(now)
+	var res ExportResult
+	for i, k := range keys {
+		id, h := d.find(k)
+		res.Hops += h
+		if id != none {
+			d.touch(now, id)
+			if i >= held {
+				d.links[id].holders++
+			}
+			res.Existing++
+			continue
+		}
+		s, err := d.freshObject(now, d.blockStart(k.Tokens), k.Tokens, none, &res)
+		if err != nil {
+			return res, err
+		}
+		d.links[d.insertLink(now, k, s)].holders = 1
+		res.Inserted++
+	}
+	return res, d.after(now, "export-blocks")
+}
+
+// ReleaseBlocks drops a session's hold on its blocks; with
+// DeleteSuperseded, a block no session holds is deleted.
+func (d *Directory) ReleaseBlocks(now sim.Time, keys []Key) error {
+	for _, k := range keys {
+		id, _ := d.find(k)
+		if id == none {
+			continue
+		}
+		d.links[id].holders--
+		if d.links[id].holders <= 0 && d.cfg.DeleteSuperseded {
+			d.deleteLink(now, id)
+		}
+	}
+	return d.after(now, "release-blocks")
+}
