@@ -14,7 +14,7 @@ import (
 // operation and the region or link at fault.
 func (d *Directory) Check(now sim.Time, op string) error {
 	fail := func(format string, args ...any) error {
-		return fmt.Errorf("fpga invariant violated at %v after %s: %s", now, op, fmt.Sprintf(format, args...))
+		return &InvariantError{fmt.Sprintf("fpga invariant violated at %v after %s: %s", now, op, fmt.Sprintf(format, args...))}
 	}
 	where := make([]uint8, len(d.regionState)) // 0 unseen, 1+state seen
 	see := func(r int32, state uint8, from string) error {
@@ -37,13 +37,13 @@ func (d *Directory) Check(now sim.Time, op string) error {
 			return err
 		}
 	}
-	refs := make([]int32, len(d.segs))
-	seen := make([]bool, len(d.links))
+	refs := make([]int32, d.segs.len())
+	seen := make([]bool, d.links.len())
 	count := 0
 	for b, head := range d.buckets {
 		prev := int32(none)
-		for id := head; id != none; id = d.links[id].next {
-			l := &d.links[id]
+		for id := head; id != none; id = d.links.at(id).next {
+			l := d.links.at(id)
 			switch {
 			case seen[id]:
 				return fail("link %d is reached twice (a cycle, or two buckets)", id)
@@ -51,13 +51,13 @@ func (d *Directory) Check(now sim.Time, op string) error {
 				return fail("link %d has prev %d but follows %d", id, l.prev, prev)
 			case int(d.bucketOf(l.key.Hash)) != b:
 				return fail("link %d (hash %#x) sits in bucket %d, not %d", id, l.key.Hash, b, d.bucketOf(l.key.Hash))
-			case !d.lru.Has(lruItem{l.touched, id}):
+			case l.lruKey > l.touched || !d.lru.Has(lruItem{l.lruKey, id}):
 				return fail("link %d is missing from the LRU order", id)
 			}
 			seen[id] = true
 			count++
 			prev = id
-			for s := l.lastSeg; s != none; s = d.segs[s].prev {
+			for s := l.lastSeg; s != none; s = d.segs.at(s).prev {
 				refs[s]++
 			}
 		}
@@ -65,12 +65,13 @@ func (d *Directory) Check(now sim.Time, op string) error {
 	if count != d.live || d.lru.Len() != d.live {
 		return fail("%d links reachable, %d counted live, %d in the LRU order", count, d.live, d.lru.Len())
 	}
-	for s := range d.segs {
-		if refs[s] != d.segs[s].refs {
-			return fail("segment %d has %d references but %d links use it", s, d.segs[s].refs, refs[s])
+	for s := range d.segs.len() {
+		seg := d.segs.at(s)
+		if refs[s] != seg.refs {
+			return fail("segment %d has %d references but %d links use it", s, seg.refs, refs[s])
 		}
-		for _, r := range d.segs[s].regions {
-			if err := see(r, inUse, fmt.Sprintf("segment %d", s)); err != nil {
+		for i := range int(seg.nRegions) {
+			if err := see(d.region(seg, i), inUse, fmt.Sprintf("segment %d", s)); err != nil {
 				return err
 			}
 		}
@@ -82,3 +83,9 @@ func (d *Directory) Check(now sim.Time, op string) error {
 	}
 	return nil
 }
+
+// InvariantError is a violated invariant: a bug in the model, which stops
+// the simulation, as opposed to a store too small for an object.
+type InvariantError struct{ msg string }
+
+func (e *InvariantError) Error() string { return e.msg }

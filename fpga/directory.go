@@ -90,11 +90,15 @@ const none = -1
 // segment is a run of token slots [start, start+cap) of one or more
 // objects, in its own regions. Objects of later versions share the
 // segments of earlier ones (delta export); refs counts the links that do.
+// Its first region is kept inline; more go in the directory's region
+// lists (extra), so that a one-region object costs no allocation.
 type segment struct {
-	start, cap int64
+	start, cap int32
 	prev       int32 // the segment holding the tokens before start
 	refs       int32
-	regions    []int32
+	region0    int32
+	nRegions   int32
+	extra      int32 // index of the list of regions 1.., or none
 }
 
 // link is one chain link of claim 5: the key (number of computed tokens and
@@ -105,14 +109,18 @@ type link struct {
 	key        Key
 	prev, next int32
 	lastAccess sim.Time
-	touched    uint64 // when it was last accessed, in access order
+	touched    uint64 // the number of its last access, in access order
+	lruKey     uint64 // the access number its LRU entry is filed under
 	lastSeg    int32
 	holders    int32 // block scheme: sessions referencing the block
 }
 
-// lruItem orders links by their last access. Time never goes backwards, so
-// the order of accesses is the order of access times, with a deterministic
-// order among accesses at the same picosecond.
+// lruItem files a link in least-recently-used order by an access number.
+// Time never goes backwards, so the order of accesses is the order of
+// access times, with a deterministic order among accesses at the same
+// picosecond. Entries are refreshed lazily: an access only renumbers the
+// link, and the eviction and expiry re-file a stale minimum before using
+// it, so a lookup costs no tree update.
 type lruItem struct {
 	touched uint64
 	id      int32
@@ -138,12 +146,11 @@ const (
 type Directory struct {
 	cfg      DirectoryConfig
 	buckets  []int32 // head link of each bucket's chain
-	links    []link
-	freeLink []int32
+	links    arena[link]
 	live     int
 	accesses uint64 // access counter for the LRU order
-	segs     []segment
-	freeSeg  []int32
+	segs     arena[segment]
+	lists    arena[[]int32]
 	lru      *btree.BTreeG[lruItem]
 
 	regionState []uint8
@@ -199,9 +206,9 @@ func (d *Directory) bucketOf(h uint64) int32 { return int32(h & uint64(len(d.buc
 // find walks the bucket's chain through next pointers; it returns the link
 // with the key (or none) and the number of links visited.
 func (d *Directory) find(k Key) (id int32, hops int) {
-	for id = d.buckets[d.bucketOf(k.Hash)]; id != none; id = d.links[id].next {
+	for id = d.buckets[d.bucketOf(k.Hash)]; id != none; id = d.links.at(id).next {
 		hops++
-		if d.links[id].key == k {
+		if d.links.at(id).key == k {
 			return id, hops
 		}
 	}
@@ -211,20 +218,12 @@ func (d *Directory) find(k Key) (id int32, hops int) {
 // insertLink puts a new link at the head of its bucket's chain (claim 8:
 // only prev/next pointers change).
 func (d *Directory) insertLink(now sim.Time, k Key, lastSeg int32) int32 {
-	var id int32
-	if n := len(d.freeLink); n > 0 {
-		id = d.freeLink[n-1]
-		d.freeLink = d.freeLink[:n-1]
-	} else {
-		d.links = append(d.links, link{})
-		id = int32(len(d.links) - 1)
-	}
 	b := d.bucketOf(k.Hash)
 	head := d.buckets[b]
 	d.accesses++
-	d.links[id] = link{key: k, prev: none, next: head, lastAccess: now, touched: d.accesses, lastSeg: lastSeg}
+	id := d.links.alloc(link{key: k, prev: none, next: head, lastAccess: now, touched: d.accesses, lruKey: d.accesses, lastSeg: lastSeg})
 	if head != none {
-		d.links[head].prev = id
+		d.links.at(head).prev = id
 	}
 	d.buckets[b] = id
 	d.lru.ReplaceOrInsert(lruItem{d.accesses, id})
@@ -236,35 +235,59 @@ func (d *Directory) insertLink(now sim.Time, k Key, lastSeg int32) int32 {
 // deleteLink unlinks a link through its prev/next pointers and releases its
 // object's segments.
 func (d *Directory) deleteLink(now sim.Time, id int32) {
-	l := &d.links[id]
+	l := d.links.at(id)
 	if l.prev != none {
-		d.links[l.prev].next = l.next
+		d.links.at(l.prev).next = l.next
 	} else {
 		d.buckets[d.bucketOf(l.key.Hash)] = l.next
 	}
 	if l.next != none {
-		d.links[l.next].prev = l.prev
+		d.links.at(l.next).prev = l.prev
 	}
-	d.lru.Delete(lruItem{l.touched, id})
+	d.lru.Delete(lruItem{l.lruKey, id})
 	d.releaseChain(now, l.lastSeg)
-	*l = link{prev: none, next: none, lastSeg: none}
-	d.freeLink = append(d.freeLink, id)
+	d.links.release(id)
 	d.live--
 	d.stats.Deletes++
 }
 
 func (d *Directory) touch(now sim.Time, id int32) {
-	l := &d.links[id]
-	d.lru.Delete(lruItem{l.touched, id})
+	l := d.links.at(id)
 	d.accesses++
 	l.lastAccess, l.touched = max(l.lastAccess, now), d.accesses
-	d.lru.ReplaceOrInsert(lruItem{l.touched, id})
+}
+
+// oldest returns the least recently used link, re-filing stale entries on
+// the way: the minimum entry, once its key equals its link's last access,
+// is the link with the oldest access of all.
+func (d *Directory) oldest() (int32, bool) {
+	for {
+		item, ok := d.lru.Min()
+		if !ok {
+			return none, false
+		}
+		l := d.links.at(item.id)
+		if l.touched == item.touched {
+			return item.id, true
+		}
+		d.lru.Delete(item)
+		l.lruKey = l.touched
+		d.lru.ReplaceOrInsert(lruItem{l.touched, item.id})
+	}
+}
+
+// region returns the i-th region of a segment.
+func (d *Directory) region(seg *segment, i int) int32 {
+	if i == 0 {
+		return seg.region0
+	}
+	return (*d.lists.at(seg.extra))[i-1]
 }
 
 // holdChain adds a reference to every segment of a chain.
 func (d *Directory) holdChain(s int32) {
-	for ; s != none; s = d.segs[s].prev {
-		d.segs[s].refs++
+	for ; s != none; s = d.segs.at(s).prev {
+		d.segs.at(s).refs++
 	}
 }
 
@@ -272,17 +295,20 @@ func (d *Directory) holdChain(s int32) {
 // no link holds any more frees its regions into FIFO 2.
 func (d *Directory) releaseChain(now sim.Time, s int32) {
 	for s != none {
-		seg := &d.segs[s]
+		seg := d.segs.at(s)
 		prev := seg.prev
 		seg.refs--
 		if seg.refs == 0 {
-			for _, r := range seg.regions {
+			for i := range int(seg.nRegions) {
+				r := d.region(seg, i)
 				d.regionState[r] = inFIFO2
 				d.fifo2.Push(fifo2Entry{r, now})
 			}
-			d.stats.RegionsFreed += int64(len(seg.regions))
-			*seg = segment{prev: none}
-			d.freeSeg = append(d.freeSeg, s)
+			d.stats.RegionsFreed += int64(seg.nRegions)
+			if seg.extra != none {
+				d.lists.release(seg.extra)
+			}
+			d.segs.release(s)
 		}
 		s = prev
 	}
@@ -341,7 +367,10 @@ func (d *Directory) allocate(now sim.Time, n int64) ([]int32, int, error) {
 	return out, evicted, nil
 }
 
-// newSegment allocates a segment of at least want tokens starting at start.
+// newSegment allocates a segment for want tokens starting at start. In
+// delta mode its capacity is every slot its regions hold, so that later
+// versions can append into it; otherwise it is exactly want, so that the
+// layout's runs of a whole object are contiguous.
 func (d *Directory) newSegment(now sim.Time, start, want int64, prev int32) (int32, int, error) {
 	bpt := d.cfg.Shape.BytesPerToken()
 	n := (want*bpt + d.cfg.RegionBytes - 1) / d.cfg.RegionBytes
@@ -349,16 +378,15 @@ func (d *Directory) newSegment(now sim.Time, start, want int64, prev int32) (int
 	if err != nil {
 		return none, evicted, err
 	}
-	var id int32
-	if k := len(d.freeSeg); k > 0 {
-		id = d.freeSeg[k-1]
-		d.freeSeg = d.freeSeg[:k-1]
-	} else {
-		d.segs = append(d.segs, segment{})
-		id = int32(len(d.segs) - 1)
+	capacity := want
+	if d.cfg.Mode == ExportDelta && d.cfg.Scheme == SchemePatent {
+		capacity = n * d.cfg.RegionBytes / bpt
 	}
-	d.segs[id] = segment{start: start, cap: n * d.cfg.RegionBytes / bpt, prev: prev, regions: regions}
-	return id, evicted, nil
+	seg := segment{start: int32(start), cap: int32(capacity), prev: prev, region0: regions[0], nRegions: int32(n), extra: none}
+	if n > 1 {
+		seg.extra = d.lists.alloc(regions[1:])
+	}
+	return d.segs.alloc(seg), evicted, nil
 }
 
 // physical maps segment-relative extents to storage addresses, splitting
@@ -369,7 +397,7 @@ func (d *Directory) physical(seg *segment, in []Extent, out []Extent) []Extent {
 		for off, left := e.Addr, e.Bytes; left > 0; {
 			idx := off / r
 			n := min(left, (idx+1)*r-off)
-			addr := int64(seg.regions[idx])*r + off - idx*r
+			addr := int64(d.region(seg, int(idx)))*r + off - idx*r
 			if last := len(out) - 1; last >= 0 && out[last].Addr+out[last].Bytes == addr {
 				out[last].Bytes += n
 			} else {
@@ -384,30 +412,31 @@ func (d *Directory) physical(seg *segment, in []Extent, out []Extent) []Extent {
 
 // segExtents returns the storage extents of tokens [t0, t1) of a segment.
 func (d *Directory) segExtents(s int32, t0, t1 int64, out []Extent) []Extent {
-	seg := &d.segs[s]
-	return d.physical(seg, d.cfg.Layout.extents(d.cfg.Shape, seg.cap, t0-seg.start, t1-seg.start), out)
+	seg := d.segs.at(s)
+	start := int64(seg.start)
+	return d.physical(seg, d.cfg.Layout.extents(d.cfg.Shape, int64(seg.cap), t0-start, t1-start), out)
 }
 
 // chainExtents returns the storage extents of tokens [0, tokens) of the
 // object whose last segment is s, in token order.
 func (d *Directory) chainExtents(s int32, tokens int64) []Extent {
 	var chain []int32
-	for ; s != none; s = d.segs[s].prev {
+	for ; s != none; s = d.segs.at(s).prev {
 		chain = append(chain, s)
 	}
 	var out []Extent
 	for i := len(chain) - 1; i >= 0; i-- {
-		seg := &d.segs[chain[i]]
-		out = d.segExtents(chain[i], seg.start, min(tokens, seg.start+seg.cap), out)
+		seg := d.segs.at(chain[i])
+		out = d.segExtents(chain[i], int64(seg.start), min(tokens, int64(seg.start+seg.cap)), out)
 	}
 	return out
 }
 
-// objectTokens returns the tokens a link's object holds and the first.
+// objectSpan returns the first token a link's object holds and its end.
 func (d *Directory) objectSpan(id int32) (start, end int64) {
-	l := &d.links[id]
+	l := d.links.at(id)
 	if d.cfg.Scheme == SchemeBlock {
-		return d.segs[l.lastSeg].start, l.key.Tokens
+		return int64(d.segs.at(l.lastSeg).start), l.key.Tokens
 	}
 	return 0, l.key.Tokens
 }

@@ -121,7 +121,11 @@ func (m *refModel) newSeg(now sim.Time, start, want int64) (*refSeg, int, error)
 	if err != nil {
 		return nil, evicted, err
 	}
-	return &refSeg{start: start, cap: n * m.cfg.RegionBytes / bpt, regions: n, refs: 1}, evicted, nil
+	capacity := want
+	if m.cfg.Mode == ExportDelta && m.cfg.Scheme == SchemePatent {
+		capacity = n * m.cfg.RegionBytes / bpt
+	}
+	return &refSeg{start: start, cap: capacity, regions: n, refs: 1}, evicted, nil
 }
 
 // refResult is what both models must agree on for an export.

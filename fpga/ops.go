@@ -34,9 +34,9 @@ func (d *Directory) ReadExtents(r LookupResult) []Extent {
 	}
 	start, end := d.objectSpan(r.link)
 	if start == 0 {
-		return d.chainExtents(d.links[r.link].lastSeg, end)
+		return d.chainExtents(d.links.at(r.link).lastSeg, end)
 	}
-	return d.segExtents(d.links[r.link].lastSeg, start, end, nil)
+	return d.segExtents(d.links.at(r.link).lastSeg, start, end, nil)
 }
 
 // ExportResult is what an export did.
@@ -78,7 +78,7 @@ func (d *Directory) Export(now sim.Time, k Key, prev *Key) (ExportResult, error)
 	var last int32
 	var err error
 	if d.cfg.Mode == ExportDelta && prevID != none && prev.Tokens <= k.Tokens {
-		last, err = d.appendVersion(now, d.links[prevID].lastSeg, prev.Tokens, k.Tokens, &res)
+		last, err = d.appendVersion(now, d.links.at(prevID).lastSeg, prev.Tokens, k.Tokens, &res)
 	} else {
 		last, err = d.freshObject(now, 0, k.Tokens, none, &res)
 	}
@@ -104,8 +104,8 @@ func (d *Directory) freshObject(now sim.Time, start, end int64, prev int32, res 
 	if err != nil {
 		return none, err
 	}
-	d.segs[s].refs = 1
-	res.Regions += len(d.segs[s].regions)
+	d.segs.at(s).refs = 1
+	res.Regions += int(d.segs.at(s).nRegions)
 	res.Writes = d.segExtents(s, start, end, res.Writes)
 	return s, nil
 }
@@ -114,8 +114,8 @@ func (d *Directory) freshObject(now sim.Time, start, end int64, prev int32, res 
 // and appends tokens [from, to): into base's spare slots, then a new segment.
 func (d *Directory) appendVersion(now sim.Time, base int32, from, to int64, res *ExportResult) (int32, error) {
 	d.holdChain(base)
-	seg := d.segs[base]
-	fill := min(seg.start+seg.cap-from, to-from)
+	seg := d.segs.at(base)
+	fill := min(int64(seg.start+seg.cap)-from, to-from)
 	res.Writes = d.segExtents(base, from, from+fill, res.Writes)
 	if from+fill == to {
 		return base, nil
@@ -144,11 +144,11 @@ func (d *Directory) Expire(now sim.Time) int {
 	}
 	n := 0
 	for {
-		oldest, ok := d.lru.Min()
-		if !ok || d.links[oldest.id].lastAccess+d.cfg.TTL > now {
+		id, ok := d.oldest()
+		if !ok || d.links.at(id).lastAccess+d.cfg.TTL > now {
 			return n
 		}
-		d.deleteLink(now, oldest.id)
+		d.deleteLink(now, id)
 		d.stats.Expirations++
 		n++
 	}
@@ -156,9 +156,9 @@ func (d *Directory) Expire(now sim.Time) int {
 
 // EvictLRU deletes the least recently used link; false if there is none.
 func (d *Directory) EvictLRU(now sim.Time) bool {
-	oldest, ok := d.lru.Min()
+	id, ok := d.oldest()
 	if ok {
-		d.deleteLink(now, oldest.id)
+		d.deleteLink(now, id)
 		d.stats.Evictions++
 	}
 	return ok
@@ -188,7 +188,8 @@ func (d *Directory) PrefixExtents(keys []Key) []Extent {
 	var out []Extent
 	for _, k := range keys {
 		if id, _ := d.find(k); id != none {
-			out = append(out, d.segExtents(d.links[id].lastSeg, d.segs[d.links[id].lastSeg].start, k.Tokens, nil)...)
+			seg := d.links.at(id).lastSeg
+			out = d.segExtents(seg, int64(d.segs.at(seg).start), k.Tokens, out)
 		}
 	}
 	return out
@@ -211,7 +212,7 @@ func (d *Directory) ExportBlocks(now sim.Time, keys []Key, held int) (ExportResu
 		if id != none {
 			d.touch(now, id)
 			if i >= held {
-				d.links[id].holders++
+				d.links.at(id).holders++
 			}
 			res.Existing++
 			continue
@@ -220,7 +221,7 @@ func (d *Directory) ExportBlocks(now sim.Time, keys []Key, held int) (ExportResu
 		if err != nil {
 			return res, err
 		}
-		d.links[d.insertLink(now, k, s)].holders = 1
+		d.links.at(d.insertLink(now, k, s)).holders = 1
 		res.Inserted++
 	}
 	return res, d.after(now, "export-blocks")
@@ -234,8 +235,8 @@ func (d *Directory) ReleaseBlocks(now sim.Time, keys []Key) error {
 		if id == none {
 			continue
 		}
-		d.links[id].holders--
-		if d.links[id].holders <= 0 && d.cfg.DeleteSuperseded {
+		d.links.at(id).holders--
+		if d.links.at(id).holders <= 0 && d.cfg.DeleteSuperseded {
 			d.deleteLink(now, id)
 		}
 	}

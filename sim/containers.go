@@ -38,8 +38,14 @@ func (r *FIFO[T]) Pop() T {
 	r.buf[r.head] = zero
 	r.head = (r.head + 1) % len(r.buf)
 	r.size--
+	if r.size == 0 && len(r.buf) > fifoKeepCap {
+		r.buf, r.head = nil, 0 // a drained large queue gives its storage back
+	}
 	return v
 }
+
+// fifoKeepCap is the capacity a drained FIFO keeps for reuse.
+const fifoKeepCap = 4096
 
 // Slots is a table of values addressed by small integer slots, with a free
 // list, for state that an event refers to by index (an Event carries the

@@ -130,3 +130,20 @@ func TestServerStatsOfIdleStation(t *testing.T) {
 	assert.Zero(t, stats.Utilisation)
 	assert.False(t, math.IsNaN(stats.MeanQueueLen))
 }
+
+func TestFIFO(t *testing.T) {
+	var q FIFO[int]
+	for round := range 3 {
+		for i := range 10000 {
+			q.Push(i + round)
+		}
+		assert.Equal(t, 10000, q.Len())
+		assert.Equal(t, round, q.Peek())
+		assert.Equal(t, round+5, q.At(5))
+		for i := range 10000 {
+			require.Equal(t, i+round, q.Pop())
+		}
+		assert.Zero(t, q.Len())
+	}
+	assert.Nil(t, q.buf, "a drained large queue frees its storage")
+}

@@ -1,0 +1,265 @@
+package fpga
+
+import (
+	"fmt"
+
+	"github.com/kvcosim/kvcosim/memory"
+	"github.com/kvcosim/kvcosim/sim"
+)
+
+// Memory is what the engine needs of a memory or storage device.
+type Memory interface {
+	Access(memory.Request)
+}
+
+// Ports are the memories and links the engine drives.
+type Ports struct {
+	// HostMemory holds the sessions' tokens and, with PlaceHost, the tables.
+	HostMemory Memory
+	// ToHost and FromHost are the PCIe link's two directions.
+	ToHost, FromHost *sim.Link
+	// Exchange is the memory between FPGA and accelerator. With ExchangeLink
+	// set, it is the accelerator's HBM reached over that peer-to-peer link;
+	// otherwise the FPGA card's own HBM.
+	Exchange     Memory
+	ExchangeLink *sim.Link
+	// Tables holds the tables with PlaceHBM (the card's HBM).
+	Tables Memory
+	// Storage is the external store.
+	Storage Memory
+	// HostBytes, ExchangeBytes and TablesBytes are the capacities of host
+	// memory, the exchange memory and the tables' HBM, for placing buffers.
+	HostBytes, ExchangeBytes, TablesBytes int64
+}
+
+func (p *Ports) exchangeSpan() int64 { return p.ExchangeBytes }
+
+// StageTime is one stage of a task: when it ran, its length in FPGA cycles
+// and the bytes it moved.
+type StageTime struct {
+	Name       string
+	Start, End sim.Time
+	Cycles     sim.Cycles
+	Bytes      int64
+}
+
+// Result is what a query or export task did.
+type Result struct {
+	// Hit: the queried version was stored (patent scheme).
+	Hit bool
+	// MatchedBlocks: the stored prefix, in blocks (block scheme).
+	MatchedBlocks int
+	// Hops are the chain links visited.
+	Hops int
+	// Bytes imported into, or exported from, the exchange memory.
+	Bytes int64
+	// Export is the functional outcome of an export.
+	Export     ExportResult
+	Stages     []StageTime
+	Start, End sim.Time
+	// Err is set when the store cannot hold the object.
+	Err error
+}
+
+// QueryRequest asks for a session's stored cache. In the patent scheme Key
+// is the (n-1 tokens, hash) key; in the block scheme Blocks are the
+// prompt's block keys. TokenBytes are read from host memory and hashed
+// (0 when the keys come from a trace).
+type QueryRequest struct {
+	Session    int64
+	Key        Key
+	Blocks     []Key
+	TokenBytes int64
+	Out        *Result
+	Done       sim.Event
+}
+
+// ExportRequest stores a session's updated cache: Key with Prev (patent
+// scheme), or Blocks of which the first HeldBlocks are already the
+// session's (block scheme). TokenBytes are the computed tokens read and
+// hashed.
+type ExportRequest struct {
+	Session    int64
+	Key        Key
+	Prev       *Key
+	Blocks     []Key
+	HeldBlocks int
+	TokenBytes int64
+	Out        *Result
+	Done       sim.Event
+}
+
+// task is one running query or export.
+type task struct {
+	export  bool
+	query   QueryRequest
+	exp     ExportRequest
+	out     *Result
+	done    sim.Event
+	stages  []stage
+	current int
+	pending int
+	started sim.Time
+	// functional outcome, for the stages that follow it
+	hops, bucketReads int
+	reads, writes     []Extent
+	regions, freed    int
+}
+
+// stage issues a stage's operations; it returns the bytes it moves.
+type stage struct {
+	name string
+	run  func(e *Engine, t *task, slot int32) int64
+}
+
+// Engine is the FPGA's query and export engines.
+type Engine struct {
+	eng     *sim.Engine
+	cfg     Config
+	clock   sim.Clock
+	dir     *Directory
+	ports   Ports
+	tasks   sim.Slots[task]
+	subs    sim.Slots[subOp]
+	waiting [2]sim.FIFO[int32] // queued query (0) and export (1) tasks
+	running [2]int
+	failure error
+	// exchangeCursor places imported and exported data in the exchange
+	// memory as a ring.
+	exchangeCursor int64
+
+	queries, exports sim.Counter
+}
+
+// NewEngine validates cfg against the placement's capacity and builds the
+// engine and its directory.
+func NewEngine(eng *sim.Engine, cfg Config, ports Ports, placementBytes int64) (*Engine, error) {
+	if err := cfg.Validate(placementBytes); err != nil {
+		return nil, err
+	}
+	clock, err := sim.NewClock(cfg.ClockHz)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := NewDirectory(cfg.Directory)
+	if err != nil {
+		return nil, err
+	}
+	return &Engine{eng: eng, cfg: cfg, clock: clock, dir: dir, ports: ports}, nil
+}
+
+// Directory returns the functional state, for inspection.
+func (e *Engine) Directory() *Directory { return e.dir }
+
+// Clock returns the FPGA clock.
+func (e *Engine) Clock() sim.Clock { return e.clock }
+
+// Failure returns the invariant violation that stopped the simulation.
+func (e *Engine) Failure() error { return e.failure }
+
+// Query starts a query task.
+func (e *Engine) Query(q QueryRequest) {
+	e.queries.Add(1)
+	e.submit(task{query: q, out: q.Out, done: q.Done, stages: e.queryStages()})
+}
+
+// Export starts an export task.
+func (e *Engine) Export(x ExportRequest) {
+	e.exports.Add(1)
+	e.submit(task{export: true, exp: x, out: x.Out, done: x.Done, stages: e.exportStages()})
+}
+
+func (e *Engine) submit(t task) {
+	kind, limit := 0, e.cfg.QueryTasks
+	if t.export {
+		kind, limit = 1, e.cfg.ExportTasks
+	}
+	slot := int32(e.tasks.Put(t))
+	if e.running[kind] < limit {
+		e.begin(slot)
+		return
+	}
+	e.waiting[kind].Push(slot)
+}
+
+func (e *Engine) begin(slot int32) {
+	t := e.tasks.At(int(slot))
+	if t.export {
+		e.running[1]++
+	} else {
+		e.running[0]++
+	}
+	t.started = e.eng.Now()
+	*t.out = Result{Start: t.started}
+	e.nextStage(slot)
+}
+
+// nextStage runs stages until one has operations in flight.
+func (e *Engine) nextStage(slot int32) {
+	for {
+		t := e.tasks.At(int(slot))
+		if t.current == len(t.stages) {
+			e.finish(slot)
+			return
+		}
+		st := t.stages[t.current]
+		start := e.eng.Now()
+		t.out.Stages = append(t.out.Stages, StageTime{Name: st.name, Start: start})
+		bytes := st.run(e, t, slot)
+		t = e.tasks.At(int(slot)) // run may have grown the slot table
+		t.out.Stages[len(t.out.Stages)-1].Bytes = bytes
+		if t.pending > 0 {
+			return
+		}
+		e.endStage(slot)
+	}
+}
+
+// endStage closes the current stage and records it.
+func (e *Engine) endStage(slot int32) {
+	t := e.tasks.At(int(slot))
+	s := &t.out.Stages[len(t.out.Stages)-1]
+	s.End = e.eng.Now()
+	s.Cycles = e.clock.FirstEdgeAtOrAfter(s.End) - e.clock.FirstEdgeAtOrAfter(s.Start)
+	if tr := e.eng.Trace(); tr.Enabled() {
+		op := "query"
+		id := t.query.Session
+		if t.export {
+			op, id = "export", t.exp.Session
+		}
+		tr.Emit(sim.Span{Component: "fpga", Operation: op + "/" + s.Name, ID: id, Start: s.Start, End: s.End, Bytes: s.Bytes})
+	}
+	t.current++
+}
+
+func (e *Engine) finish(slot int32) {
+	t := e.tasks.Take(int(slot))
+	t.out.End = e.eng.Now()
+	kind := 0
+	if t.export {
+		kind = 1
+	}
+	e.running[kind]--
+	if e.waiting[kind].Len() > 0 {
+		e.begin(e.waiting[kind].Pop())
+	}
+	if t.done.Handler != nil {
+		e.eng.Schedule(e.eng.Now(), t.done)
+	}
+}
+
+// fail records an invariant violation and stops the simulation.
+func (e *Engine) fail(err error) {
+	if e.failure == nil {
+		e.failure = err
+	}
+	e.eng.Stop()
+}
+
+// Check runs the directory's invariant check now.
+func (e *Engine) Check() error { return e.dir.Check(e.eng.Now(), "check") }
+
+// String describes the engine for messages.
+func (e *Engine) String() string {
+	return fmt.Sprintf("fpga(%v, %d links)", e.clock, e.dir.Links())
+}

@@ -1,0 +1,95 @@
+package fpga
+
+import (
+	"fmt"
+
+	"github.com/kvcosim/kvcosim/sim"
+)
+
+// Placement is where the address-mapping table, the chain links and the
+// free-address FIFOs live.
+type Placement int
+
+const (
+	// PlaceHost keeps them in host memory, as the patent does: every bucket
+	// read and chain hop is a host-memory access across PCIe.
+	PlaceHost Placement = iota
+	// PlaceHBM keeps them in the FPGA card's HBM.
+	PlaceHBM
+	// PlaceURAM keeps them on chip (BRAM and URAM), within its capacity.
+	PlaceURAM
+)
+
+var placementNames = map[string]Placement{"host": PlaceHost, "hbm": PlaceHBM, "uram": PlaceURAM}
+
+// ParsePlacement reads a placement name.
+func ParsePlacement(name string) (Placement, error) {
+	if p, ok := placementNames[name]; ok {
+		return p, nil
+	}
+	return 0, fmt.Errorf("unknown table placement %q: valid placements are hbm, host, uram", name)
+}
+
+// Config is the FPGA engine's configuration.
+type Config struct {
+	// ClockHz is the FPGA's clock (default 300 MHz).
+	ClockHz   int64
+	Hash      HashEngineConfig
+	Directory DirectoryConfig
+	Placement Placement
+	// URAMBytes is the on-chip memory available for tables (about 43 MB of
+	// BRAM + URAM on an Alveo U55C); URAMCycles is its read or write latency.
+	URAMBytes  int64
+	URAMCycles sim.Cycles
+	// BucketBytes and LinkBytes are the sizes of a bucket head and of a
+	// chain link record as read or written in their placement.
+	BucketBytes, LinkBytes int64
+	// QueryTasks and ExportTasks bound the tasks each engine runs at once.
+	QueryTasks, ExportTasks int
+	// SignalBytes is the completion message to the CPU (an MSI-X write).
+	SignalBytes int64
+}
+
+// DefaultConfig is an Alveo U55C-class FPGA with the patent's defaults.
+func DefaultConfig(dir DirectoryConfig) Config {
+	return Config{ClockHz: 300_000_000,
+		Hash:      HashEngineConfig{Lanes: 1, SetupCycles: 4, FinalizeCycles: 20},
+		Directory: dir, Placement: PlaceHost, URAMBytes: 43 << 20, URAMCycles: 2,
+		BucketBytes: 8, LinkBytes: 64, QueryTasks: 4, ExportTasks: 4, SignalBytes: 64}
+}
+
+// TableBytes is the memory the tables and FIFOs need: the buckets, one
+// link per region at most, and both FIFOs able to hold every region.
+func (c Config) TableBytes() int64 {
+	regions := c.Directory.StorageBytes / c.Directory.RegionBytes
+	return int64(1)<<c.Directory.BucketsLog2*c.BucketBytes + regions*c.LinkBytes + 2*regions*4
+}
+
+// Validate checks the configuration; placementBytes is the capacity of the
+// memory the tables are placed in (host memory or HBM; ignored for URAM).
+func (c Config) Validate(placementBytes int64) error {
+	if c.ClockHz <= 0 {
+		return fmt.Errorf("fpga: clock_hz = %d: must be positive", c.ClockHz)
+	}
+	if err := c.Hash.Validate(); err != nil {
+		return err
+	}
+	if err := c.Directory.Validate(); err != nil {
+		return err
+	}
+	if c.BucketBytes < 1 || c.LinkBytes < 1 || c.SignalBytes < 1 {
+		return fmt.Errorf("fpga: bucket_bytes, link_bytes and signal_bytes must be positive")
+	}
+	if c.QueryTasks < 1 || c.ExportTasks < 1 {
+		return fmt.Errorf("fpga: query_tasks = %d and export_tasks = %d: must be at least 1", c.QueryTasks, c.ExportTasks)
+	}
+	capacity := placementBytes
+	if c.Placement == PlaceURAM {
+		capacity = c.URAMBytes
+	}
+	if need := c.TableBytes(); need > capacity {
+		return fmt.Errorf("fpga: tables need %d B (2^%d buckets, %d regions) but their placement holds %d B",
+			need, c.Directory.BucketsLog2, c.Directory.StorageBytes/c.Directory.RegionBytes, capacity)
+	}
+	return nil
+}

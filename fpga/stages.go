@@ -1,0 +1,223 @@
+package fpga
+
+import (
+	"errors"
+)
+
+// Addresses of the engine's data in host memory (tokens, and the tables
+// with PlaceHost) or in the card's HBM (the tables with PlaceHBM).
+
+func (e *Engine) tokenAddr(session, bytes int64) int64 {
+	window := e.ports.HostBytes / 2
+	return (session * 64 << 10) % max(1, window-bytes) / 64 * 64
+}
+
+func (e *Engine) tableBase() int64 {
+	if e.cfg.Placement == PlaceHBM {
+		return e.ports.TablesBytes - e.cfg.TableBytes()
+	}
+	return e.ports.HostBytes / 2
+}
+
+func (e *Engine) bucketAddr(hash uint64) int64 {
+	return e.tableBase() + int64(e.dir.bucketOf(hash))*e.cfg.BucketBytes
+}
+
+func (e *Engine) linkAddr(hash uint64) int64 {
+	regions := int64(e.dir.Regions())
+	return e.tableBase() + int64(len(e.dir.buckets))*e.cfg.BucketBytes + int64(hash%uint64(regions))*e.cfg.LinkBytes
+}
+
+func (e *Engine) fifoAddr() int64 {
+	regions := int64(e.dir.Regions())
+	return e.tableBase() + int64(len(e.dir.buckets))*e.cfg.BucketBytes + regions*e.cfg.LinkBytes
+}
+
+// Operations a stage issues; each returns the bytes it moves.
+
+func (e *Engine) hostRead(slot int32, addr, bytes int64) int64 {
+	if bytes > 0 {
+		e.start(slot, subOp{kind: subHostRead, addr: addr, bytes: bytes})
+	}
+	return bytes
+}
+
+func (e *Engine) table(slot int32, addr, bytes int64, count int, write bool) int64 {
+	if count > 0 && bytes > 0 {
+		e.start(slot, subOp{kind: subTable, addr: addr, bytes: bytes, count: count, write: write})
+	}
+	return int64(count) * bytes
+}
+
+func (e *Engine) compute(slot int32, cycles int64) {
+	if cycles > 0 {
+		e.start(slot, subOp{kind: subDelay, count: int(cycles)})
+	}
+}
+
+func (e *Engine) extents(slot int32, kind subKind, xs []Extent) int64 {
+	total := int64(0)
+	for _, x := range xs {
+		e.start(slot, subOp{kind: kind, addr: x.Addr, bytes: x.Bytes})
+		total += x.Bytes
+	}
+	return total
+}
+
+// hashCycles is the hash engine's time for a task's tokens: one task per
+// block in the block scheme (chained), one for all tokens otherwise.
+func (e *Engine) hashCycles(tokenBytes int64) int64 {
+	if tokenBytes == 0 {
+		return 0
+	}
+	h := e.cfg.Hash
+	if e.cfg.Directory.Scheme == SchemeBlock {
+		block := e.cfg.Directory.BlockTokens * tokenIDBytes
+		blocks := (tokenBytes + block - 1) / block
+		return blocks*int64(h.SetupCycles+h.FinalizeCycles) + int64(h.Cycles(8*blocks+tokenBytes)-h.SetupCycles-h.FinalizeCycles)
+	}
+	return int64(h.Cycles(tokenBytes))
+}
+
+// record keeps a directory error: an invariant violation stops the
+// simulation; a store too small for the object fails only this task.
+func (e *Engine) record(t *task, err error) bool {
+	if err == nil {
+		return true
+	}
+	var inv *InvariantError
+	if errors.As(err, &inv) {
+		e.fail(err)
+	}
+	t.out.Err = err
+	return false
+}
+
+func signal(e *Engine, t *task, slot int32) int64 {
+	e.start(slot, subOp{kind: subSignal})
+	return e.cfg.SignalBytes
+}
+
+func dmaTokens(e *Engine, t *task, slot int32) int64 {
+	bytes, session := t.query.TokenBytes, t.query.Session
+	if t.export {
+		bytes, session = t.exp.TokenBytes, t.exp.Session
+	}
+	return e.hostRead(slot, e.tokenAddr(session, bytes), bytes)
+}
+
+func hashTokens(e *Engine, t *task, slot int32) int64 {
+	bytes := t.query.TokenBytes
+	if t.export {
+		bytes = t.exp.TokenBytes
+	}
+	e.compute(slot, e.hashCycles(bytes))
+	return bytes
+}
+
+func (e *Engine) queryKey(t *task) uint64 {
+	if len(t.query.Blocks) > 0 {
+		return t.query.Blocks[0].Hash
+	}
+	return t.query.Key.Hash
+}
+
+// queryStages: read the tokens from host memory, hash them, read the
+// bucket, walk the chain, import on a hit, tell the CPU (claims 3-6).
+func (e *Engine) queryStages() []stage {
+	return []stage{
+		{"dma-tokens", dmaTokens},
+		{"hash", hashTokens},
+		{"bucket-read", func(e *Engine, t *task, slot int32) int64 {
+			now := e.eng.Now()
+			if e.cfg.Directory.Scheme == SchemeBlock {
+				matched, hops, err := e.dir.LookupPrefix(now, t.query.Blocks)
+				e.record(t, err)
+				t.out.MatchedBlocks, t.hops = matched, hops
+				t.bucketReads = min(matched+1, len(t.query.Blocks))
+				t.reads = e.dir.PrefixExtents(t.query.Blocks[:matched])
+			} else {
+				r, err := e.dir.Lookup(now, t.query.Key)
+				e.record(t, err)
+				t.out.Hit, t.hops, t.bucketReads = r.Hit, r.Hops, 1
+				t.reads = e.dir.ReadExtents(r)
+			}
+			t.out.Hops = t.hops
+			return e.table(slot, e.bucketAddr(e.queryKey(t)), e.cfg.BucketBytes, t.bucketReads, false)
+		}},
+		{"chain-walk", func(e *Engine, t *task, slot int32) int64 {
+			return e.table(slot, e.linkAddr(e.queryKey(t)), e.cfg.LinkBytes, t.hops, false)
+		}},
+		{"import", func(e *Engine, t *task, slot int32) int64 {
+			t.out.Bytes = e.extents(slot, subImport, t.reads)
+			return t.out.Bytes
+		}},
+		{"signal-cpu", signal},
+	}
+}
+
+func (e *Engine) exportKey(t *task) uint64 {
+	if len(t.exp.Blocks) > 0 {
+		return t.exp.Blocks[0].Hash
+	}
+	return t.exp.Key.Hash
+}
+
+// exportStages: read the updated cache from the exchange memory, hash the
+// computed tokens, find the chain, allocate regions from the FIFOs, write
+// storage, insert the new link, free what is superseded, tell the CPU
+// (claims 7-10). The directory is updated when the engine reads it.
+func (e *Engine) exportStages() []stage {
+	return []stage{
+		{"exchange-read", func(e *Engine, t *task, slot int32) int64 {
+			now := e.eng.Now()
+			freed := e.dir.stats.RegionsFreed
+			var res ExportResult
+			var err error
+			if e.cfg.Directory.Scheme == SchemeBlock {
+				res, err = e.dir.ExportBlocks(now, t.exp.Blocks, t.exp.HeldBlocks)
+				t.bucketReads = len(t.exp.Blocks)
+			} else {
+				res, err = e.dir.Export(now, t.exp.Key, t.exp.Prev)
+				t.bucketReads = 1 + map[bool]int{true: 1}[t.exp.Prev != nil]
+			}
+			e.record(t, err)
+			t.out.Export, t.hops, t.writes = res, res.Hops, res.Writes
+			t.out.Hops = res.Hops
+			t.regions, t.freed = res.Regions, int(e.dir.stats.RegionsFreed-freed)
+			bytes := int64(0)
+			for _, w := range t.writes {
+				bytes += w.Bytes
+			}
+			t.out.Bytes = bytes
+			if bytes > 0 {
+				e.start(slot, subOp{kind: subExchangeRead, bytes: bytes})
+			}
+			return bytes
+		}},
+		{"dma-tokens", dmaTokens},
+		{"hash", hashTokens},
+		{"bucket-read", func(e *Engine, t *task, slot int32) int64 {
+			return e.table(slot, e.bucketAddr(e.exportKey(t)), e.cfg.BucketBytes, t.bucketReads, false)
+		}},
+		{"chain-walk", func(e *Engine, t *task, slot int32) int64 {
+			return e.table(slot, e.linkAddr(e.exportKey(t)), e.cfg.LinkBytes, t.hops, false)
+		}},
+		{"fifo-allocate", func(e *Engine, t *task, slot int32) int64 {
+			return e.table(slot, e.fifoAddr(), int64(t.regions)*4, 1, false)
+		}},
+		{"storage-write", func(e *Engine, t *task, slot int32) int64 {
+			return e.extents(slot, subStorageWrite, t.writes)
+		}},
+		{"chain-insert", func(e *Engine, t *task, slot int32) int64 {
+			// per new link: the link, the bucket head, the old head's prev;
+			// per deleted version: its two neighbours' pointers
+			writes := 3*t.out.Export.Inserted + 2*t.out.Export.Superseded
+			return e.table(slot, e.linkAddr(e.exportKey(t)), e.cfg.LinkBytes, writes, true)
+		}},
+		{"fifo-free", func(e *Engine, t *task, slot int32) int64 {
+			return e.table(slot, e.fifoAddr(), int64(t.freed)*4, 1, true)
+		}},
+		{"signal-cpu", signal},
+	}
+}
