@@ -448,3 +448,16 @@ func (d *Directory) after(now sim.Time, op string) error {
 	}
 	return nil
 }
+
+// BucketsLog2 converts a bucket count to the table's log2 size; the count
+// must be a power of two of at least 2.
+func BucketsLog2(buckets int64) (int, error) {
+	if buckets < 2 || buckets&(buckets-1) != 0 || buckets > 1<<30 {
+		return 0, fmt.Errorf("fpga: buckets = %d: must be a power of two from 2 to 2^30", buckets)
+	}
+	n := 0
+	for ; buckets > 1; buckets >>= 1 {
+		n++
+	}
+	return n, nil
+}

@@ -1,0 +1,110 @@
+package fpga
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kvcosim/kvcosim/sim"
+)
+
+func TestConfigRejects(t *testing.T) {
+	base := DefaultConfig(goldenDirectory(SchemePatent, ExportFull))
+	cases := []struct {
+		name   string
+		mutate func(*Config)
+		want   string
+	}{
+		{"zero region", func(c *Config) { c.Directory.RegionBytes = 0 }, "region_bytes = 0"},
+		{"store below a region", func(c *Config) { c.Directory.StorageBytes = 1 << 20 }, "smaller than one"},
+		{"no buckets", func(c *Config) { c.Directory.BucketsLog2 = 0 }, "buckets = 2^0"},
+		{"tables too big for URAM", func(c *Config) { c.Placement = PlaceURAM }, "tables need"},
+		{"no lanes", func(c *Config) { c.Hash.Lanes = 0 }, "lanes = 0"},
+		{"no tasks", func(c *Config) { c.QueryTasks = 0 }, "query_tasks = 0"},
+		{"bad shape", func(c *Config) { c.Directory.Shape.Layers = 0 }, "shape"},
+		{"negative delay", func(c *Config) { c.Directory.FreeDelay = -1 }, "free_delay"},
+	}
+	for _, c := range cases {
+		cfg := base
+		c.mutate(&cfg)
+		assert.ErrorContains(t, cfg.Validate(1<<40), c.want, c.name)
+	}
+	for _, n := range []int64{0, 1, 1000, -4} {
+		_, err := BucketsLog2(n)
+		assert.ErrorContains(t, err, "must be a power of two", "%d buckets", n)
+	}
+	n, err := BucketsLog2(1 << 20)
+	require.NoError(t, err)
+	assert.Equal(t, 20, n)
+	_, err = ParsePlacement("disk")
+	assert.ErrorContains(t, err, "valid placements are hbm, host, uram")
+	_, err = ParseLayout("row-major")
+	assert.ErrorContains(t, err, "valid layouts are")
+}
+
+func TestObjectLargerThanTheStoreFailsTheExport(t *testing.T) {
+	cfg := DefaultConfig(goldenDirectory(SchemePatent, ExportFull))
+	cfg.Directory.StorageBytes = 64 << 20 // 32 regions: 500 tokens of Llama-3-8B
+	s := newTestSystem(t, cfg)
+	r := s.export(ExportRequest{Session: 1, Key: Key{Tokens: 1000, Hash: 1}, TokenBytes: 4000})
+	assert.ErrorContains(t, r.Err, "larger than the whole store")
+	assert.NoError(t, s.fpga.Failure(), "not an invariant violation")
+	assert.NoError(t, s.fpga.Check())
+}
+
+func TestExhaustedStorageEvicts(t *testing.T) {
+	cfg := DefaultConfig(goldenDirectory(SchemePatent, ExportFull))
+	cfg.Directory.StorageBytes = 64 << 20
+	s := newTestSystem(t, cfg)
+	for i := range 5 {
+		r := s.export(ExportRequest{Session: int64(i), Key: Key{Tokens: 200, Hash: uint64(i)}, TokenBytes: 800})
+		require.NoError(t, r.Err)
+	}
+	st := s.fpga.Directory().Stats()
+	assert.Equal(t, int64(3), st.Evictions, "13 regions each, 32 in all: two fit")
+	assert.Equal(t, 2, s.fpga.Directory().Links())
+}
+
+// TestQueryTasksQueue checks the engine's concurrency limit: with one task
+// slot, queries run one after another.
+func TestQueryTasksQueue(t *testing.T) {
+	cfg := DefaultConfig(goldenDirectory(SchemePatent, ExportFull))
+	cfg.QueryTasks = 1
+	s := newTestSystem(t, cfg)
+	results := make([]Result, 3)
+	for i := range results {
+		s.fpga.Query(QueryRequest{Session: int64(i), Key: Key{Tokens: 10, Hash: uint64(i)}, TokenBytes: 40, Out: &results[i]})
+	}
+	s.eng.Run()
+	for i := 1; i < len(results); i++ {
+		assert.GreaterOrEqual(t, results[i].Start, results[i-1].End, "query %d waits for %d", i, i-1)
+	}
+}
+
+func TestStagesEmitSpans(t *testing.T) {
+	s := newTestSystem(t, DefaultConfig(goldenDirectory(SchemePatent, ExportFull)))
+	rec := &sim.SpanRecorder{}
+	s.eng.Trace().AddSink(rec)
+	s.query(QueryRequest{Session: 9, Key: Key{Tokens: 100, Hash: 3}, TokenBytes: 400})
+	var names []string
+	for _, sp := range rec.Spans {
+		if sp.Component == "fpga" {
+			names = append(names, sp.Operation)
+			assert.Equal(t, int64(9), sp.ID)
+		}
+	}
+	assert.Equal(t, []string{"query/dma-tokens", "query/hash", "query/bucket-read", "query/chain-walk", "query/import", "query/signal-cpu"}, names)
+}
+
+// TestInvariantViolationStopsTheSimulation corrupts the directory and
+// checks that the next operation stops the run with an error naming the
+// time, the operation and the region.
+func TestInvariantViolationStopsTheSimulation(t *testing.T) {
+	s := newTestSystem(t, DefaultConfig(goldenDirectory(SchemePatent, ExportFull)))
+	d := s.fpga.Directory()
+	d.regionState[7] = inUse // region 7 is still in FIFO 1
+	s.query(QueryRequest{Session: 1, Key: Key{Tokens: 5, Hash: 5}})
+	require.Error(t, s.fpga.Failure())
+	assert.Regexp(t, `fpga invariant violated at \d.*after lookup: region 7 found in FIFO 1`, s.fpga.Failure().Error())
+}
