@@ -12,7 +12,8 @@ type Calibration struct {
 	Model  float64 `json:"model"`
 	Unit   string  `json:"unit"`
 	// Tolerance is relative: 0.1 accepts |model - target| <= 10 % of target;
-	// 0 demands equality.
+	// 0 demands equality. With a target of 0 (an error that should vanish)
+	// it bounds |model| itself: 0.15 accepts an error up to 0.15.
 	Tolerance float64 `json:"tolerance"`
 	Source    string  `json:"source"`
 	OK        bool    `json:"ok"`
@@ -20,7 +21,11 @@ type Calibration struct {
 
 // NewCalibration fills in OK.
 func NewCalibration(name string, target, model float64, unit string, tolerance float64, source string) Calibration {
-	ok := math.Abs(model-target) <= tolerance*math.Abs(target)
+	bound := tolerance * math.Abs(target)
+	if target == 0 {
+		bound = tolerance
+	}
+	ok := math.Abs(model-target) <= bound
 	return Calibration{Name: name, Target: target, Model: model, Unit: unit, Tolerance: tolerance, Source: source, OK: ok}
 }
 

@@ -7,12 +7,13 @@ import (
 	"io"
 	"text/tabwriter"
 
+	"github.com/kvcosim/kvcosim/accel"
 	"github.com/kvcosim/kvcosim/memory"
 	"github.com/kvcosim/kvcosim/sim"
 )
 
 // calibrationSuites are every package's calibration checks, in table order.
-var calibrationSuites = []func() ([]sim.Calibration, error){memory.Calibrations}
+var calibrationSuites = []func() ([]sim.Calibration, error){memory.Calibrations, accel.Calibrations}
 
 func runCalibrate(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("calibrate", flag.ContinueOnError)

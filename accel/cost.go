@@ -1,0 +1,173 @@
+package accel
+
+import (
+	"fmt"
+
+	"github.com/kvcosim/kvcosim/sim"
+)
+
+// Node is tp devices running one model with tensor parallelism.
+type Node struct {
+	Model        Model
+	Device       Device
+	TP           int
+	WeightDType  DType
+	KVDType      DType
+	ReserveBytes int64 // per device: activations, workspace, fragmentation
+	Kernels      KernelCost
+}
+
+// NewNode validates the node: the model's heads must split over tp and its
+// weights fit the devices' memory (the error says by how much they do not).
+func NewNode(m Model, d Device, tp int, weights, kv DType, reserveBytes int64, kernels KernelCost) (*Node, error) {
+	if err := m.Validate(tp); err != nil {
+		return nil, err
+	}
+	if err := d.Validate(); err != nil {
+		return nil, err
+	}
+	if reserveBytes < 0 {
+		return nil, fmt.Errorf("accelerator reserve %d B: must not be negative", reserveBytes)
+	}
+	n := &Node{Model: m, Device: d, TP: tp, WeightDType: weights, KVDType: kv, ReserveBytes: reserveBytes, Kernels: kernels}
+	if free := n.KVCapacityBytes(); free <= 0 {
+		return nil, fmt.Errorf("model %q does not fit %d x %s: weights %.1f GB + reserve %.1f GB exceed %.1f GB of memory by %.1f GB",
+			m.Name, tp, d.Name, float64(n.WeightBytes())/1e9, float64(reserveBytes*int64(tp))/1e9,
+			float64(d.MemBytes*int64(tp))/1e9, float64(-free)/1e9)
+	}
+	return n, nil
+}
+
+// WeightBytes is the model's weights over all devices.
+func (n *Node) WeightBytes() int64 { return n.Model.Params * n.WeightDType.Bytes() }
+
+// KVCapacityBytes is the memory left for KV cache on all tp devices.
+func (n *Node) KVCapacityBytes() int64 {
+	return int64(n.TP)*(n.Device.MemBytes-n.ReserveBytes) - n.WeightBytes()
+}
+
+// Chunk is a prefill of New tokens on Cached tokens already in the cache.
+type Chunk struct {
+	New, Cached int64
+	// Last marks the chunk that ends its prompt: it produces logits.
+	Last bool
+}
+
+// Iteration is one forward pass of a continuous batch: prefill chunks and
+// decode steps (each the context length before the step).
+type Iteration struct {
+	Prefills []Chunk
+	Decodes  []int64
+}
+
+// Tokens is the number of tokens the iteration computes.
+func (it Iteration) Tokens() int64 {
+	t := int64(len(it.Decodes))
+	for _, c := range it.Prefills {
+		t += c.New
+	}
+	return t
+}
+
+// Sequences returns how many sequences produce logits (and so sample).
+func (it Iteration) Sequences() int {
+	n := len(it.Decodes)
+	for _, c := range it.Prefills {
+		if c.Last {
+			n++
+		}
+	}
+	return n
+}
+
+// Cost is an iteration's time and its parts.
+type Cost struct {
+	FLOPs, Bytes                                  float64
+	Compute, Memory, AllReduce, Overhead, Kernels sim.Time
+	Total                                         sim.Time
+}
+
+// linearParamsPerToken is the weights every token is multiplied by.
+func (m Model) linearParamsPerToken() float64 {
+	if m.Attention == GQA && m.Experts == 0 {
+		return float64(m.Layers) * m.linearParamsPerLayer()
+	}
+	return float64(m.ActiveParams) - 2*float64(m.Hidden)*float64(m.Vocab)
+}
+
+// weightBytesRead is the weights an iteration of tokens reads: all of a
+// dense model; of a mixture of experts, the active part plus the share of
+// experts the tokens select.
+func (n *Node) weightBytesRead(tokens int64) float64 {
+	m := n.Model
+	w := float64(n.WeightDType.Bytes())
+	if m.Experts == 0 {
+		return float64(m.Params) * w
+	}
+	share := min(1, float64(tokens)*float64(m.ExpertsPerToken)/float64(m.Experts))
+	return (float64(m.ActiveParams) + float64(m.Params-m.ActiveParams)*share) * w
+}
+
+// Work is the arithmetic and memory traffic of an iteration on the node.
+func (n *Node) Work(it Iteration) (flops, bytes float64) {
+	m := n.Model
+	tokens := it.Tokens()
+	pairs := 0.0 // (query token, context token) pairs of attention
+	kvRead := 0.0
+	for _, c := range it.Prefills {
+		pairs += float64(c.New)*float64(c.Cached) + float64(c.New)*float64(c.New+1)/2
+		kvRead += float64(c.Cached)
+	}
+	for _, ctx := range it.Decodes {
+		pairs += float64(ctx + 1)
+		kvRead += float64(ctx)
+	}
+	kv := float64(m.KVBytesPerToken(n.KVDType))
+	flops = 2*m.linearParamsPerToken()*float64(tokens) + m.attentionFLOPsPerPair()*float64(m.Layers)*pairs +
+		2*float64(m.Hidden)*float64(m.Vocab)*float64(it.Sequences())
+	bytes = n.weightBytesRead(tokens) + kv*(kvRead+float64(tokens))
+	return flops, bytes
+}
+
+// peak is the device's dense peak for the weights' type.
+func (n *Node) peak() float64 {
+	if n.WeightDType == FP8 {
+		return 2 * n.Device.PeakFLOPS
+	}
+	return n.Device.PeakFLOPS
+}
+
+// Cost prices an iteration: the larger of its compute and memory times at
+// the phase's efficiencies, plus the tensor-parallel all-reduces (two per
+// layer, ring), plus the phase's fixed overhead, plus the decoding kernels.
+func (n *Node) Cost(it Iteration) Cost {
+	d := n.Device
+	eff := d.Decode
+	if len(it.Prefills) > 0 {
+		eff = d.Prefill
+	}
+	flops, bytes := n.Work(it)
+	tp := float64(n.TP)
+	c := Cost{FLOPs: flops, Bytes: bytes,
+		Compute:   sim.TimeOf(flops / tp / (n.peak() * eff.Compute) * 1e12),
+		Memory:    sim.TimeOf(bytes / tp / (float64(d.MemBandwidth) * eff.Memory) * 1e12),
+		AllReduce: n.allReduce(it.Tokens()), Overhead: eff.Overhead}
+	if n.Kernels != nil && it.Sequences() > 0 {
+		c.Kernels = n.Kernels.DecodeStep(it.Sequences(), n.Model.Vocab)
+	}
+	c.Total = max(c.Compute, c.Memory) + c.AllReduce + c.Overhead + c.Kernels
+	return c
+}
+
+// allReduce is two ring all-reduces per layer of the tokens' activations:
+// 2(tp-1) hop latencies and 2(tp-1)/tp of the data each.
+func (n *Node) allReduce(tokens int64) sim.Time {
+	if n.TP == 1 {
+		return 0
+	}
+	d := n.Device
+	tp := float64(n.TP)
+	data := float64(tokens) * float64(n.Model.Hidden) * 2 // bf16 activations
+	per := 2*(tp-1)*float64(d.NVLinkHopLatency) + 2*(tp-1)/tp*data/(float64(d.NVLinkBandwidth)*d.AllReduceEfficiency)*1e12
+	return sim.TimeOf(2 * float64(n.Model.Layers) * per)
+}

@@ -1,0 +1,161 @@
+package accel
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kvcosim/kvcosim/sim"
+)
+
+// toy is a model small enough to count by hand: 1 layer, hidden 4, 2 heads
+// of 2, 1 KV head, MLP 8, vocab 10.
+var toy = Model{Name: "toy", Layers: 1, Hidden: 4, Heads: 2, KVHeads: 1, HeadDim: 2, Intermediate: 8, Vocab: 10,
+	Params: 200, ActiveParams: 200, Attention: GQA}
+
+// toyDevice does 1e12 FLOP/s and 1e12 B/s at full efficiency.
+var toyDevice = Device{Name: "toy", PeakFLOPS: 1e12, MemBandwidth: 1_000_000_000_000, MemBytes: 1 << 30,
+	NVLinkBandwidth: 1_000_000_000, Prefill: Efficiency{1, 1, 0}, Decode: Efficiency{0.5, 0.5, 7}, AllReduceEfficiency: 1}
+
+func toyNode(t *testing.T, tp int) *Node {
+	m := toy
+	m.Heads, m.KVHeads = 2, 2
+	n, err := NewNode(m, toyDevice, tp, BF16, BF16, 0, nil)
+	require.NoError(t, err)
+	return n
+}
+
+func TestWorkByHand(t *testing.T) {
+	n := toyNode(t, 1)
+	// linear per layer: 2*4*4 + 2*4*4 + 3*4*8 = 160 (2 KV heads of 2 = 4)
+	// prefill of 3 new on 2 cached: tokens 3, pairs 3*2 + 3*4/2 = 12,
+	// attention per pair 4*2*2 = 16, logits 2*4*10 for the one sequence
+	flops, bytes := n.Work(Iteration{Prefills: []Chunk{{New: 3, Cached: 2, Last: true}}})
+	assert.Equal(t, 2*160*3+16*12+2*4*10.0, flops)
+	// weights 200 x 2 B, KV per token 1 x (4+4) x 2 = 16 B, read 2 + write 3
+	assert.Equal(t, 400+16*5.0, bytes)
+	// two decodes at contexts 5 and 9: pairs 6 + 10, KV read 14, written 2
+	flops, bytes = n.Work(Iteration{Decodes: []int64{5, 9}})
+	assert.Equal(t, 2*160*2+16*16+2*2*4*10.0, flops)
+	assert.Equal(t, 400+16*16.0, bytes)
+}
+
+func TestCostIsRooflinePlusOverheads(t *testing.T) {
+	n := toyNode(t, 1)
+	it := Iteration{Decodes: []int64{5, 9}}
+	flops, bytes := n.Work(it)
+	c := n.Cost(it)
+	// decode runs at half efficiency: 1e12 * 0.5 per second = 0.5 per ps
+	assert.Equal(t, sim.TimeOf(flops/0.5), c.Compute)
+	assert.Equal(t, sim.TimeOf(bytes/0.5), c.Memory)
+	assert.Equal(t, sim.Time(7), c.Overhead)
+	assert.Equal(t, max(c.Compute, c.Memory)+7, c.Total)
+	assert.Zero(t, c.AllReduce)
+}
+
+func TestAllReduceRing(t *testing.T) {
+	n := toyNode(t, 2)
+	n.Device.NVLinkHopLatency = 100
+	c := n.Cost(Iteration{Decodes: []int64{1, 1, 1}})
+	// 2 all-reduces per layer, each 2(tp-1) = 2 hops of 100 ps and
+	// 2(tp-1)/tp = 1 x 3 tokens x 4 hidden x 2 B = 24 B at 1 GB/s = 24 ns
+	assert.Equal(t, sim.Time(2*(2*100+24_000)), c.AllReduce)
+	one := toyNode(t, 1).Cost(Iteration{Decodes: []int64{1, 1, 1}})
+	assert.InDelta(t, float64(one.Compute)/2, float64(c.Compute), 1, "compute splits over the devices")
+}
+
+func TestPrefillEfficiencyAppliesToMixedIterations(t *testing.T) {
+	n := toyNode(t, 1)
+	c := n.Cost(Iteration{Prefills: []Chunk{{New: 1}}, Decodes: []int64{3}})
+	assert.Zero(t, c.Overhead, "any prompt token makes it a prefill iteration")
+}
+
+func TestKernelHookChargesSequences(t *testing.T) {
+	n := toyNode(t, 1)
+	n.Kernels = FlashInferSampling{}
+	c := n.Cost(Iteration{Decodes: []int64{1, 2}, Prefills: []Chunk{{New: 4}, {New: 4, Last: true}}})
+	assert.Equal(t, FlashInferSampling{}.DecodeStep(3, 10), c.Kernels, "two decodes and one finished prompt sample")
+	assert.Equal(t, sim.TimeOf(550e6+3*6.5e6), FlashInferSampling{}.DecodeStep(3, 131072))
+}
+
+func TestNodeRejects(t *testing.T) {
+	m, _ := ModelPreset("llama-2-70b")
+	d, _ := DevicePreset("a100-80gb")
+	_, err := NewNode(m, d, 1, BF16, BF16, 0, nil)
+	assert.ErrorContains(t, err, "does not fit 1 x a100-80gb: weights 138.0 GB")
+	assert.ErrorContains(t, err, "by 58.0 GB")
+	bad := d
+	bad.Prefill.Compute = 0
+	_, err = NewNode(m, bad, 2, BF16, BF16, 0, nil)
+	assert.ErrorContains(t, err, "prefill.compute_efficiency = 0")
+	bad.Prefill.Compute = -0.5
+	_, err = NewNode(m, bad, 2, BF16, BF16, 0, nil)
+	assert.ErrorContains(t, err, "must be in (0, 1]")
+	_, err = DevicePreset("tpu-v5")
+	assert.ErrorContains(t, err, "valid accelerators are a100-80gb, a800, h100-sxm, h200, h800")
+	_, err = NewNode(m, d, 3, BF16, BF16, 0, nil)
+	assert.ErrorContains(t, err, "tp = 3")
+}
+
+func TestKVMemory(t *testing.T) {
+	m, err := NewKVMemory(10*16*100, 100, 16) // 10 blocks of 16 tokens
+	require.NoError(t, err)
+	require.NoError(t, m.Reserve(1, 20)) // 2 blocks
+	require.NoError(t, m.Reserve(1, 32)) // still 2
+	assert.Equal(t, int64(8), m.Free())
+	require.NoError(t, m.Reserve(2, 100)) // 7 blocks
+	assert.Error(t, m.Reserve(3, 17), "needs 2, 1 free")
+	assert.Equal(t, int64(1), m.Free(), "a failed reservation changes nothing")
+	assert.InDelta(t, 0.9, m.Occupancy(), 1e-12)
+	assert.Equal(t, int64(2), m.Release(1))
+	assert.False(t, m.Holds(1))
+	_, err = NewKVMemory(100, 100, 16)
+	assert.ErrorContains(t, err, "holds no block")
+	_, err = NewKVMemory(1<<30, 100, 0)
+	assert.ErrorContains(t, err, "block_tokens = 0")
+}
+
+type doneAt struct {
+	eng *sim.Engine
+	at  []sim.Time
+}
+
+func (d *doneAt) Handle(sim.Event) { d.at = append(d.at, d.eng.Now()) }
+
+func TestExecutor(t *testing.T) {
+	eng := sim.NewEngine(0)
+	x, err := NewExecutor(eng, "gpu0", toyNode(t, 1), 4, 100)
+	require.NoError(t, err)
+	d := &doneAt{eng: eng}
+	c := x.Run(Iteration{Decodes: []int64{1, 2}}, sim.Event{Handler: d})
+	assert.True(t, x.Busy())
+	assert.Panics(t, func() { x.Run(Iteration{Decodes: []int64{1}}, sim.Event{}) }, "one iteration at a time")
+	eng.Run()
+	assert.Equal(t, []sim.Time{c.Total}, d.at)
+	assert.Panics(t, func() { x.Run(Iteration{Decodes: make([]int64, 5)}, sim.Event{}) }, "batch limit")
+	assert.Panics(t, func() { x.Run(Iteration{Prefills: []Chunk{{New: 101}}}, sim.Event{}) }, "token budget")
+	assert.Equal(t, 1.0, x.Utilisation(eng.Now()))
+	_, err = NewExecutor(eng, "gpu1", toyNode(t, 1), 0, 100)
+	assert.ErrorContains(t, err, "max_batch = 0")
+}
+
+// BenchmarkCost prices a 64-sequence decode iteration of Llama-3-70B on
+// 4 H100s; it reports cost evaluations per wall second.
+func BenchmarkCost(b *testing.B) {
+	m, _ := ModelPreset("llama-3-70b")
+	d, _ := DevicePreset("h100-sxm")
+	n, err := NewNode(m, d, 4, BF16, BF16, 0, FlashInferSampling{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	it := Iteration{Prefills: []Chunk{{New: 512, Cached: 1024, Last: true}}}
+	for i := range 64 {
+		it.Decodes = append(it.Decodes, int64(1000+i*37))
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = n.Cost(it)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "evals/s")
+}
