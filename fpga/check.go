@@ -27,8 +27,11 @@ func (d *Directory) Check(now sim.Time, op string) error {
 		where[r] = state + 1
 		return nil
 	}
-	for i := range d.fifo1.Len() {
-		if err := see(d.fifo1.At(i), inFIFO1, "FIFO 1"); err != nil {
+	if int(d.fifo1.next) != len(d.regionState) {
+		return fail("%d regions handed out of FIFO 1 but %d have a state", d.fifo1.next, len(d.regionState))
+	}
+	for i := range d.fifo1.matured.Len() { // regions never used are implicitly in FIFO 1
+		if err := see(d.fifo1.matured.At(i), inFIFO1, "FIFO 1"); err != nil {
 			return err
 		}
 	}

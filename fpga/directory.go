@@ -153,8 +153,8 @@ type Directory struct {
 	lists    arena[[]int32]
 	lru      *btree.BTreeG[lruItem]
 
-	regionState []uint8
-	fifo1       sim.FIFO[int32]
+	regionState []uint8 // of the regions used at least once
+	fifo1       fifo1Queue
 	fifo2       sim.FIFO[fifo2Entry]
 
 	stats DirectoryStats
@@ -173,14 +173,10 @@ func NewDirectory(cfg DirectoryConfig) (*Directory, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	regions := int32(cfg.StorageBytes / cfg.RegionBytes)
 	d := &Directory{cfg: cfg, buckets: make([]int32, 1<<cfg.BucketsLog2),
-		lru: btree.NewG(32, lruLess), regionState: make([]uint8, regions)}
+		lru: btree.NewG(32, lruLess), fifo1: fifo1Queue{total: int32(cfg.StorageBytes / cfg.RegionBytes)}}
 	for i := range d.buckets {
 		d.buckets[i] = none
-	}
-	for r := range regions {
-		d.fifo1.Push(r)
 	}
 	return d, nil
 }
@@ -198,7 +194,29 @@ func (d *Directory) Links() int { return d.live }
 func (d *Directory) FIFOLevels() (fifo1, fifo2 int) { return d.fifo1.Len(), d.fifo2.Len() }
 
 // Regions returns the number of regions of external storage.
-func (d *Directory) Regions() int { return len(d.regionState) }
+func (d *Directory) Regions() int { return int(d.fifo1.total) }
+
+// fifo1Queue is FIFO 1. Every region starts in it, in address order; those
+// never used are handed out from a counter, so that a store of billions of
+// regions costs nothing until it is used; regions that matured out of
+// FIFO 2 queue behind them, as if all had been pushed at the start.
+type fifo1Queue struct {
+	next, total int32
+	matured     sim.FIFO[int32]
+}
+
+func (q *fifo1Queue) Len() int { return int(q.total-q.next) + q.matured.Len() }
+
+func (q *fifo1Queue) Push(r int32) { q.matured.Push(r) }
+
+// Pop returns the next region, and whether it was never used before.
+func (q *fifo1Queue) Pop() (int32, bool) {
+	if q.next < q.total {
+		q.next++
+		return q.next - 1, true
+	}
+	return q.matured.Pop(), false
+}
 
 // bucketOf is the hash address of a hash value (claim 4).
 func (d *Directory) bucketOf(h uint64) int32 { return int32(h & uint64(len(d.buckets)-1)) }
@@ -328,9 +346,9 @@ func (d *Directory) mature(now sim.Time) {
 // links while the FIFOs hold too few. It fails only when the store is too
 // small for n regions even when empty.
 func (d *Directory) allocate(now sim.Time, n int64) ([]int32, int, error) {
-	if n > int64(len(d.regionState)) {
+	if n > int64(d.Regions()) {
 		return nil, 0, fmt.Errorf("fpga: an object of %d regions (%d B each) is larger than the whole store of %d regions",
-			n, d.cfg.RegionBytes, len(d.regionState))
+			n, d.cfg.RegionBytes, d.Regions())
 	}
 	d.mature(now)
 	evicted := 0
@@ -353,7 +371,11 @@ func (d *Directory) allocate(now sim.Time, n int64) ([]int32, int, error) {
 	from1 = max(from1, n-int64(d.fifo2.Len()))
 	out := make([]int32, 0, n)
 	for range from1 {
-		out = append(out, d.fifo1.Pop())
+		r, fresh := d.fifo1.Pop()
+		if fresh {
+			d.regionState = append(d.regionState, inFIFO1)
+		}
+		out = append(out, r)
 	}
 	for int64(len(out)) < n {
 		out = append(out, d.fifo2.Pop().region)

@@ -134,14 +134,20 @@ type Engine struct {
 // NewEngine validates cfg against the placement's capacity and builds the
 // engine and its directory.
 func NewEngine(eng *sim.Engine, cfg Config, ports Ports, placementBytes int64) (*Engine, error) {
+	dir, err := NewDirectory(cfg.Directory)
+	if err != nil {
+		return nil, err
+	}
+	return NewSharedEngine(eng, cfg, ports, placementBytes, dir)
+}
+
+// NewSharedEngine builds an engine over an existing directory: the index of
+// a storage pool that the FPGAs of several nodes share.
+func NewSharedEngine(eng *sim.Engine, cfg Config, ports Ports, placementBytes int64, dir *Directory) (*Engine, error) {
 	if err := cfg.Validate(placementBytes); err != nil {
 		return nil, err
 	}
 	clock, err := sim.NewClock(cfg.ClockHz)
-	if err != nil {
-		return nil, err
-	}
-	dir, err := NewDirectory(cfg.Directory)
 	if err != nil {
 		return nil, err
 	}

@@ -48,6 +48,9 @@ type Config struct {
 	QueryTasks, ExportTasks int
 	// SignalBytes is the completion message to the CPU (an MSI-X write).
 	SignalBytes int64
+	// MaxLinks sizes the link table; 0 means one link per region (the most
+	// a store can hold). An unlimited store needs a bound here.
+	MaxLinks int64
 }
 
 // DefaultConfig is an Alveo U55C-class FPGA with the patent's defaults.
@@ -62,7 +65,11 @@ func DefaultConfig(dir DirectoryConfig) Config {
 // link per region at most, and both FIFOs able to hold every region.
 func (c Config) TableBytes() int64 {
 	regions := c.Directory.StorageBytes / c.Directory.RegionBytes
-	return int64(1)<<c.Directory.BucketsLog2*c.BucketBytes + regions*c.LinkBytes + 2*regions*4
+	links := regions
+	if c.MaxLinks > 0 {
+		links = min(links, c.MaxLinks)
+	}
+	return int64(1)<<c.Directory.BucketsLog2*c.BucketBytes + links*c.LinkBytes + 2*links*4
 }
 
 // Validate checks the configuration; placementBytes is the capacity of the

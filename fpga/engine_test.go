@@ -103,8 +103,10 @@ func TestStagesEmitSpans(t *testing.T) {
 func TestInvariantViolationStopsTheSimulation(t *testing.T) {
 	s := newTestSystem(t, DefaultConfig(goldenDirectory(SchemePatent, ExportFull)))
 	d := s.fpga.Directory()
-	d.regionState[7] = inUse // region 7 is still in FIFO 1
+	_, err := d.Export(0, Key{Tokens: 5, Hash: 5}, nil)
+	require.NoError(t, err)
+	d.regionState[0] = inFIFO2 // region 0 holds the object
 	s.query(QueryRequest{Session: 1, Key: Key{Tokens: 5, Hash: 5}})
 	require.Error(t, s.fpga.Failure())
-	assert.Regexp(t, `fpga invariant violated at \d.*after lookup: region 7 found in FIFO 1`, s.fpga.Failure().Error())
+	assert.Regexp(t, `fpga invariant violated at \d.*after lookup: region 0 found in segment 0 but marked state 1`, s.fpga.Failure().Error())
 }

@@ -148,3 +148,19 @@ func TestPCIeRejects(t *testing.T) {
 	_, err := PCIePreset("gen6x16")
 	assert.ErrorContains(t, err, "valid presets are alveo-u55c-xdma, gen3x16, gen3x4")
 }
+
+func TestRemoteStoreAddsTheNetwork(t *testing.T) {
+	cfg := tinySSD()
+	eng, s, c := newTestSSD(t, cfg)
+	local := sim.Time(18683501) // TestSSDReadLatencyByStage
+	r, err := NewRemoteStore(eng, "rdma", s, 12_500_000_000, 3*sim.Microsecond)
+	require.NoError(t, err)
+	r.Access(Request{Addr: 0, Bytes: 4096, Done: c.done(1)})
+	eng.Run()
+	// request message (64 B) out, the drive, 4 KiB back; 3 us each way
+	want := local + 2*3*sim.Microsecond + sim.Bandwidth(12_500_000_000).TransferTime(64) + sim.Bandwidth(12_500_000_000).TransferTime(4096)
+	assert.Equal(t, want, c.at[1])
+	out, in := r.Links()
+	assert.Equal(t, int64(64), out.Bytes)
+	assert.Equal(t, int64(4096), in.Bytes)
+}
