@@ -1,0 +1,121 @@
+// Package hostcpu is the host CPU of each node: the session table, the
+// claim-2 decision on every request, the continuous-batching scheduler that
+// admits requests while device KV memory allows, and the three designs'
+// ways of storing and importing KV caches (none, software on the CPU, or
+// the patent's FPGA).
+package hostcpu
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/kvcosim/kvcosim/accel"
+	"github.com/kvcosim/kvcosim/fpga"
+	"github.com/kvcosim/kvcosim/memory"
+	"github.com/kvcosim/kvcosim/sim"
+)
+
+// Design is how KV caches outlive the accelerator's memory.
+type Design int
+
+const (
+	// Recompute keeps no external store: an evicted session recomputes.
+	Recompute Design = iota
+	// CPUStore is the software baseline (CachedAttention, LMCache): the CPU
+	// hashes and walks the tables in host DRAM, and KV moves through host
+	// bounce buffers.
+	CPUStore
+	// FPGAStore is the patent's design.
+	FPGAStore
+)
+
+var designNames = []string{"recompute", "cpu", "fpga"}
+
+func (d Design) String() string { return designNames[d] }
+
+// ParseDesign reads a design name.
+func ParseDesign(s string) (Design, error) {
+	for i, n := range designNames {
+		if n == s {
+			return Design(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown design %q: valid designs are recompute, cpu, fpga", s)
+}
+
+// ExportPolicy is when a session's KV cache is written to the store.
+type ExportPolicy int
+
+const (
+	// AfterTurn writes through after every inference (the patent).
+	AfterTurn ExportPolicy = iota
+	// OnEvict writes back only when the device must drop the session's KV.
+	OnEvict
+)
+
+// Config is the CPU side of every node.
+type Config struct {
+	Design Design
+	Export ExportPolicy
+	Scheme fpga.Scheme
+	// ExportMode is full or delta (what crosses to the store per export).
+	ExportMode fpga.ExportMode
+	// BlockTokens is the block size of the block scheme; HashSeed seeds
+	// XXH64.
+	BlockTokens int64
+	HashSeed    uint64
+	// MigrateFraction of resumed turns go to another node.
+	MigrateFraction float64
+	// CPUCores serve the per-request overhead, the decision and (design
+	// cpu) hashing and table walks.
+	CPUCores         int
+	RequestOverhead  sim.Time
+	DecisionOverhead sim.Time
+	// CPUHashBandwidth is software XXH64 on one core; HostAccessLatency an
+	// idle host-memory access (a table read by the CPU).
+	CPUHashBandwidth  sim.Bandwidth
+	HostAccessLatency sim.Time
+	// MaxBatch and TokenBudget bound each iteration (also the executor's).
+	MaxBatch    int
+	TokenBudget int64
+	// KVBytesPerToken is the model's KV cache per token.
+	KVBytesPerToken int64
+}
+
+// Validate checks the configuration.
+func (c Config) Validate() error {
+	switch {
+	case !(c.MigrateFraction >= 0 && c.MigrateFraction <= 1) || math.IsNaN(c.MigrateFraction):
+		return fmt.Errorf("system.migrate_fraction = %v: must be in [0, 1]", c.MigrateFraction)
+	case c.CPUCores < 1:
+		return fmt.Errorf("cpu.cores = %d: must be at least 1", c.CPUCores)
+	case c.RequestOverhead < 0 || c.DecisionOverhead < 0 || c.HostAccessLatency < 0:
+		return fmt.Errorf("cpu overheads must not be negative")
+	case c.CPUHashBandwidth <= 0:
+		return fmt.Errorf("cpu.hash_gbps must be positive")
+	case c.MaxBatch < 1 || c.TokenBudget < 1:
+		return fmt.Errorf("accelerator.max_batch = %d and token_budget = %d: must be at least 1", c.MaxBatch, c.TokenBudget)
+	case c.Scheme == fpga.SchemeBlock && c.BlockTokens < 1:
+		return fmt.Errorf("fpga.block_tokens = %d: must be positive", c.BlockTokens)
+	case c.KVBytesPerToken < 1:
+		return fmt.Errorf("kv bytes per token must be positive")
+	}
+	return nil
+}
+
+// Node is one node's hardware, assembled by the scenario.
+type Node struct {
+	Exec *accel.Executor
+	KV   *accel.KVMemory
+	// FPGA is the node's engine (design fpga).
+	FPGA *fpga.Engine
+	// HostMemory is the node's DRAM (design cpu bounces KV through it).
+	HostMemory memory.Device
+	// ToGPU and FromGPU are the host's PCIe link to the accelerator.
+	ToGPU, FromGPU *sim.Link
+	// P2PToGPU and P2PFromGPU join the FPGA's exchange memory and the
+	// accelerator (design fpga, exchange on the FPGA card).
+	P2PToGPU, P2PFromGPU *sim.Link
+	// Storage is the external store as this node reaches it.
+	Storage memory.Device
+}

@@ -1,0 +1,54 @@
+package hostcpu
+
+import "github.com/kvcosim/kvcosim/sim"
+
+// Decision is the claim-2 outcome for a request.
+type Decision int
+
+const (
+	// FirstTokens: the session's first request; the accelerator infers.
+	FirstTokens Decision = iota
+	// Continuation: the history is still resident on this accelerator.
+	Continuation
+	// Query: the FPGA (or CPU) looks the session's cache up.
+	Query
+	// Recomputed: not resident and no store (design recompute).
+	Recomputed
+)
+
+var decisionNames = []string{"first_tokens", "continuation", "query", "recompute"}
+
+func (d Decision) String() string { return decisionNames[d] }
+
+// Record is what happened to one request; the reports turn it into a row
+// of requests.csv.
+type Record struct {
+	ID, Session int64
+	Turn, Node  int
+	Decision    Decision
+	// Hit: the query found the session's cache (or a prefix of blocks).
+	Hit bool
+	// PromptTokens is the request's whole context (history and new
+	// tokens); ReusedTokens came from the store, ResidentTokens were still
+	// on the accelerator, ComputedTokens were prefilled.
+	PromptTokens, ReusedTokens, ResidentTokens, ComputedTokens, OutputTokens int64
+	Arrival                                                                 sim.Time
+	// Stage durations: waiting for the CPU and for admission (Queue), the
+	// store lookup (Query), moving KV in (Import), prefill, decode, and the
+	// export that followed the turn.
+	Queue, QueryTime, Import, Prefill, Decode, Export sim.Time
+	// TTFT, TPOT and E2E are the user-visible latencies.
+	TTFT, TPOT, E2E sim.Time
+	ImportBytes     int64
+	ExportBytes     int64
+	Done            bool
+}
+
+// Counts are a run's totals beyond the per-request records.
+type Counts struct {
+	Decisions             map[string]int64
+	QueryHits, QueryMiss  int64
+	DeviceEvictions       int64
+	Exports, ExportFailed int64
+	Migrations            int64
+}

@@ -1,0 +1,211 @@
+package hostcpu
+
+import (
+	"github.com/kvcosim/kvcosim/accel"
+	"github.com/kvcosim/kvcosim/sim"
+)
+
+// nodeState is one node's scheduler: requests waiting for admission, the
+// running batch, and the sessions whose KV the accelerator holds.
+type nodeState struct {
+	Node
+	index     int
+	cpu       *sim.Server
+	waiting   sim.FIFO[int]
+	running   []int
+	members   []member // the running iteration's work, per request
+	iterating bool
+	residents map[int64]*session
+}
+
+// member is a request's part of an iteration: a prefill chunk or a decode.
+type member struct {
+	slot  int
+	chunk int64 // prefill tokens; 0 for a decode step
+}
+
+// enqueue puts a request in line for admission on its node.
+func (s *System) enqueue(slot int) {
+	r := s.reqs.At(slot)
+	r.stageStart = s.eng.Now()
+	n := s.nodes[r.node]
+	n.waiting.Push(slot)
+	s.kick(n)
+}
+
+// kick starts the next iteration if the accelerator is idle.
+func (s *System) kick(n *nodeState) {
+	if n.iterating {
+		return
+	}
+	s.admit(n)
+	it := s.build(n)
+	if len(n.members) == 0 {
+		return
+	}
+	n.iterating = true
+	n.Exec.Run(it, sim.Event{Handler: s, Op: opIteration, Arg: int64(n.index)})
+}
+
+// admit moves waiting requests into the batch, first come first served,
+// while the batch has room and device KV memory has blocks for the whole
+// request (prompt and output), evicting idle sessions to make room.
+func (s *System) admit(n *nodeState) {
+	for n.waiting.Len() > 0 && len(n.running) < s.cfg.MaxBatch {
+		slot := n.waiting.Peek()
+		r := s.reqs.At(slot)
+		tokens := r.rec.PromptTokens + r.rec.OutputTokens
+		if n.KV.BlocksFor(tokens) > n.KV.Total() {
+			n.waiting.Pop()
+			s.reject(slot)
+			continue
+		}
+		for n.KV.Extra(r.sess.id, tokens) > n.KV.Free() {
+			if !s.evictIdle(n) {
+				return // wait for running requests to finish
+			}
+		}
+		if err := n.KV.Reserve(r.sess.id, tokens); err != nil {
+			panic(err) // Extra <= Free was just established
+		}
+		n.waiting.Pop()
+		delete(n.residents, r.sess.id) // running, not evictable
+		now := s.eng.Now()
+		r.rec.Queue += now - r.stageStart
+		r.admitted = now
+		r.context = r.rec.ReusedTokens + r.rec.ResidentTokens
+		r.prefillLeft = r.rec.PromptTokens - r.context
+		if r.prefillLeft < 1 { // the last prompt token is computed for the first logits
+			r.context, r.prefillLeft = r.rec.PromptTokens-1, 1
+		}
+		r.rec.ComputedTokens = r.prefillLeft
+		r.outputLeft = r.rec.OutputTokens
+		n.running = append(n.running, slot)
+	}
+}
+
+// reject drops a request that could never fit the accelerator's memory.
+func (s *System) reject(slot int) {
+	r := s.reqs.Take(slot)
+	s.rejected++
+	s.records[r.record] = r.rec
+	r.sess.running = false
+}
+
+// evictIdle drops the least recently used idle session from the node's
+// accelerator; with a store and write-back, its KV is exported first.
+func (s *System) evictIdle(n *nodeState) bool {
+	var victim *session
+	for _, sess := range n.residents {
+		if victim == nil || sess.lastUse < victim.lastUse || (sess.lastUse == victim.lastUse && sess.id < victim.id) {
+			victim = sess
+		}
+	}
+	if victim == nil {
+		return false
+	}
+	s.evict(n, victim)
+	return true
+}
+
+// evict releases a session's device KV on node n.
+func (s *System) evict(n *nodeState, sess *session) {
+	n.KV.Release(sess.id)
+	delete(n.residents, sess.id)
+	sess.resident = -1
+	s.counts.DeviceEvictions++
+	if s.cfg.Export == OnEvict {
+		s.startExport(sess, n.index, sess.lastRecord)
+	}
+}
+
+// build forms the next iteration: one decode step for every request past
+// its prefill, then prefill chunks in admission order within the token
+// budget.
+func (s *System) build(n *nodeState) accel.Iteration {
+	var it accel.Iteration
+	n.members = n.members[:0]
+	for _, slot := range n.running {
+		r := s.reqs.At(slot)
+		if r.prefillLeft == 0 && r.outputLeft > 0 && len(n.members) < s.cfg.MaxBatch {
+			it.Decodes = append(it.Decodes, r.context)
+			n.members = append(n.members, member{slot: slot})
+		}
+	}
+	budget := s.cfg.TokenBudget - int64(len(it.Decodes))
+	for _, slot := range n.running {
+		r := s.reqs.At(slot)
+		if r.prefillLeft == 0 || budget == 0 || len(n.members) == s.cfg.MaxBatch {
+			continue
+		}
+		chunk := min(r.prefillLeft, budget)
+		budget -= chunk
+		it.Prefills = append(it.Prefills, accel.Chunk{New: chunk, Cached: r.context, Last: chunk == r.prefillLeft})
+		n.members = append(n.members, member{slot: slot, chunk: chunk})
+	}
+	return it
+}
+
+// iterationDone applies an iteration to its requests and finishes those
+// that generated their last token.
+func (s *System) iterationDone(n *nodeState) {
+	now := s.eng.Now()
+	n.iterating = false
+	for _, m := range n.members {
+		r := s.reqs.At(m.slot)
+		if m.chunk > 0 {
+			r.context += m.chunk
+			r.prefillLeft -= m.chunk
+			if r.prefillLeft > 0 {
+				continue
+			}
+			r.firstToken = now // the last chunk's logits give the first token
+			r.rec.Prefill = now - r.admitted
+			r.rec.TTFT = now - r.rec.Arrival
+		} else {
+			r.context++
+		}
+		r.outputLeft--
+		if r.outputLeft == 0 {
+			s.finish(n, m.slot)
+		}
+	}
+	kept := n.running[:0]
+	for _, slot := range n.running {
+		if s.reqs.At(slot).outputLeft > 0 {
+			kept = append(kept, slot)
+		}
+	}
+	n.running = kept
+	s.kick(n)
+}
+
+// finish ends a turn: the record is complete, the session's history grows
+// and its KV stays resident (evictable); with write-through it is exported
+// now; the session's next turn comes after its gap.
+func (s *System) finish(n *nodeState, slot int) {
+	now := s.eng.Now()
+	r := s.reqs.At(slot)
+	sess := r.sess
+	turn := sess.plan.Turns[sess.turn]
+	r.rec.Decode = now - r.firstToken
+	r.rec.E2E = now - r.rec.Arrival
+	if r.rec.OutputTokens > 1 {
+		r.rec.TPOT = r.rec.Decode / sim.Time(r.rec.OutputTokens-1)
+	}
+	r.rec.Done = true
+	s.records[r.record] = r.rec
+	sess.history = append(r.prompt, turn.Output...)
+	sess.resident, sess.lastUse, sess.lastNode, sess.lastRecord = n.index, now, n.index, r.record
+	sess.running = false
+	n.residents[sess.id] = sess
+	sess.turn++
+	s.reqs.Take(slot)
+	if s.cfg.Export == AfterTurn {
+		s.startExport(sess, n.index, r.record)
+	}
+	if sess.turn < len(sess.plan.Turns) {
+		gap := sess.plan.Turns[sess.turn].Gap
+		s.eng.Schedule(now+gap, sim.Event{Handler: s, Op: opTurn, Arg: sess.index})
+	}
+}

@@ -1,0 +1,172 @@
+package hostcpu
+
+import (
+	"github.com/kvcosim/kvcosim/fpga"
+	"github.com/kvcosim/kvcosim/memory"
+	"github.com/kvcosim/kvcosim/sim"
+)
+
+// The designs' query, import and export paths.
+//
+// fpga: the node's FPGA engine queries (tokens by DMA, hash, tables in
+// host memory across PCIe, storage into the card's HBM); the accelerator
+// then pulls the imported KV over the peer-to-peer link. An export pushes
+// the updated KV over the same link and the FPGA stores it.
+//
+// cpu: a CPU core hashes the tokens and walks the tables in host DRAM; the
+// KV moves storage -> host memory (bounce buffer) -> PCIe -> accelerator,
+// and back the same way on export.
+
+// query starts the store lookup for a request.
+func (s *System) query(slot int) {
+	r := s.reqs.At(slot)
+	r.stageStart = s.eng.Now()
+	n := s.nodes[r.node]
+	if s.cfg.Design == FPGAStore {
+		q := fpga.QueryRequest{Session: r.sess.id, TokenBytes: 4 * int64(len(r.sess.history)), Out: &r.fpgaResult,
+			Done: sim.Event{Handler: s, Op: opQueried, Arg: int64(slot)}}
+		if s.cfg.Scheme == fpga.SchemeBlock {
+			q.Blocks, q.TokenBytes = r.blockKeys, 4*int64(len(r.prompt))
+			if len(r.sess.plan.Turns[r.sess.turn].BlockKeys) > 0 {
+				q.TokenBytes = 0 // the trace gives the keys: nothing to hash
+			}
+		} else {
+			q.Key = fpga.PatentKey(s.cfg.HashSeed, r.sess.history)
+		}
+		n.FPGA.Query(q)
+		return
+	}
+	// design cpu: look up functionally now, charge a core for the hashing
+	// and the table walk
+	now := s.eng.Now()
+	var hops, buckets int
+	var hashed int64
+	if s.cfg.Scheme == fpga.SchemeBlock {
+		matched, h, err := s.dir.LookupPrefix(now, r.blockKeys)
+		s.check(err)
+		r.fpgaResult = fpga.Result{MatchedBlocks: matched, Hops: h}
+		hops, buckets, hashed = h, min(matched+1, len(r.blockKeys)), 4*int64(len(r.prompt))
+	} else {
+		res, err := s.dir.Lookup(now, fpga.PatentKey(s.cfg.HashSeed, r.sess.history))
+		s.check(err)
+		r.fpgaResult = fpga.Result{Hit: res.Hit, Hops: res.Hops}
+		hops, buckets, hashed = res.Hops, 1, 4*int64(len(r.sess.history))
+	}
+	service := s.cfg.CPUHashBandwidth.TransferTime(hashed) + sim.Time(hops+buckets)*s.cfg.HostAccessLatency
+	n.cpu.Submit(sim.Job{Service: service, Done: sim.Event{Handler: s, Op: opQueried, Arg: int64(slot)}})
+}
+
+// queried takes the lookup's result and starts the import of a hit.
+func (s *System) queried(slot int) {
+	r := s.reqs.At(slot)
+	now := s.eng.Now()
+	r.rec.QueryTime = now - r.stageStart
+	r.stageStart = now
+	res := r.fpgaResult
+	var reused int64
+	if s.cfg.Scheme == fpga.SchemeBlock {
+		reused = min(int64(res.MatchedBlocks)*s.cfg.BlockTokens, int64(len(r.prompt)))
+		r.rec.Hit = res.MatchedBlocks > 0
+	} else if res.Hit {
+		reused, r.rec.Hit = int64(len(r.sess.history)), true
+	}
+	if r.rec.Hit {
+		s.counts.QueryHits++
+	} else {
+		s.counts.QueryMiss++
+	}
+	r.rec.ReusedTokens = reused
+	if reused == 0 {
+		s.imported(slot)
+		return
+	}
+	bytes := reused * s.cfg.KVBytesPerToken
+	r.rec.ImportBytes = bytes
+	n := s.nodes[r.node]
+	if s.cfg.Design == FPGAStore {
+		// the FPGA imported into its HBM; the accelerator pulls it over P2P
+		r.pendingImport = 1
+		s.moveExtent(slot, []hop{{link: n.P2PToGPU}}, bytes, opImported)
+		return
+	}
+	var extents []fpga.Extent
+	if s.cfg.Scheme == fpga.SchemeBlock {
+		extents = s.dir.PrefixExtents(r.blockKeys[:res.MatchedBlocks])
+	} else {
+		res, _ := s.dir.Lookup(now, fpga.PatentKey(s.cfg.HashSeed, r.sess.history))
+		extents = s.dir.ReadExtents(res)
+	}
+	r.pendingImport = len(extents)
+	for _, e := range extents {
+		s.moveExtent(slot, []hop{{dev: n.Storage, addr: e.Addr}, {dev: n.HostMemory, write: true}, {link: n.ToGPU}}, e.Bytes, opImported)
+	}
+}
+
+// imported counts the import's parts; with the last the request queues.
+func (s *System) imported(slot int) {
+	r := s.reqs.At(slot)
+	if r.pendingImport > 1 {
+		r.pendingImport--
+		return
+	}
+	r.pendingImport = 0
+	now := s.eng.Now()
+	if r.rec.ReusedTokens > 0 {
+		r.rec.Import = now - r.stageStart
+	}
+	r.stageStart = now
+	s.enqueue(slot)
+}
+
+// hop is one step of a data movement: a device access or a link transfer.
+type hop struct {
+	dev   memory.Device
+	addr  int64
+	write bool
+	link  *sim.Link
+}
+
+// transfer moves bytes through hops, one after another, then raises op
+// for the request (or export) id.
+type transfer struct {
+	hops  []hop
+	step  int
+	bytes int64
+	op    int32
+	id    int64
+}
+
+// moveExtent starts a transfer of bytes through hops.
+func (s *System) moveExtent(id int, hops []hop, bytes int64, op int32) {
+	t := s.moves.Put(transfer{hops: hops, bytes: bytes, op: op, id: int64(id)})
+	s.transferStep(t)
+}
+
+// transferStep issues the next hop of a transfer, or finishes it.
+func (s *System) transferStep(t int) {
+	tr := s.moves.At(t)
+	if tr.step == len(tr.hops) {
+		done := s.moves.Take(t)
+		s.Handle(sim.Event{Handler: s, Op: done.op, Arg: done.id})
+		return
+	}
+	h := tr.hops[tr.step]
+	tr.step++
+	next := sim.Event{Handler: s, Op: opTransfer, Arg: int64(t)}
+	switch {
+	case h.link != nil:
+		h.link.Transfer(tr.bytes, next)
+	case tr.bytes > 0:
+		h.dev.Access(memory.Request{Addr: h.addr, Bytes: tr.bytes, Write: h.write, Done: next})
+	default:
+		s.transferStep(t)
+	}
+}
+
+// check records an invariant violation from the store and stops the run.
+func (s *System) check(err error) {
+	if err != nil && s.failure == nil {
+		s.failure = err
+		s.eng.Stop()
+	}
+}

@@ -1,0 +1,229 @@
+package hostcpu
+
+import (
+	"fmt"
+
+	"github.com/kvcosim/kvcosim/fpga"
+	"github.com/kvcosim/kvcosim/sim"
+	"github.com/kvcosim/kvcosim/workloads"
+)
+
+// session is a row of the session table.
+type session struct {
+	id      int64
+	index   int64 // position in System.sessions
+	plan    workloads.Session
+	turn    int      // the next turn to run
+	history []uint32 // computed tokens, in order
+	// resident is the node whose accelerator holds the session's KV, or -1.
+	resident int
+	lastUse  sim.Time
+	running  bool
+	// exporting is set while an export is in flight; a request that needs
+	// the store waits in parked.
+	exporting bool
+	parked    int
+	// exportAgain: a turn ended while an export was in flight; export the
+	// newer history when it ends.
+	exportAgain bool
+	// exported is the last stored patent key; heldBlocks the block keys
+	// the session has stored; storedTokens the tokens of that version.
+	exported     *fpga.Key
+	heldBlocks   int
+	storedTokens int64
+	lastNode     int
+	lastRecord   int
+}
+
+// request is one turn in flight.
+type request struct {
+	rec           Record
+	sess          *session
+	node          int
+	prompt        []uint32 // history and new tokens
+	blockKeys     []fpga.Key
+	prefillLeft   int64
+	outputLeft    int64
+	context       int64
+	stageStart    sim.Time
+	admitted      sim.Time
+	firstToken    sim.Time
+	fpgaResult    fpga.Result
+	pendingImport int
+	record        int // index in System.records
+}
+
+// System is the CPUs of all nodes and the session table.
+type System struct {
+	eng      *sim.Engine
+	cfg      Config
+	nodes    []*nodeState
+	dir      *fpga.Directory // the store's index (design cpu; the FPGAs share theirs)
+	route    *sim.Stream
+	sessions []*session
+	reqs     sim.Slots[request]
+	moves    sim.Slots[transfer]
+	exports  sim.Slots[exportTask]
+	records  []Record
+	counts   Counts
+	rejected int64
+	failure  error
+}
+
+// The System's events.
+const (
+	opTurn = iota
+	opDecide
+	opQueried
+	opImported
+	opIteration
+	opTransfer
+	opExportStep
+)
+
+// NewSystem builds the CPU side over the nodes' hardware. dir is the
+// store's index for design cpu (nil otherwise).
+func NewSystem(eng *sim.Engine, cfg Config, nodes []Node, dir *fpga.Directory, w *workloads.Workload, streams sim.Streams) (*System, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if len(nodes) == 0 {
+		return nil, fmt.Errorf("system.nodes: at least one node")
+	}
+	s := &System{eng: eng, cfg: cfg, dir: dir, route: streams.Stream("hostcpu/routing"),
+		counts: Counts{Decisions: map[string]int64{}}}
+	for i, n := range nodes {
+		cpu, err := sim.NewServer(eng, fmt.Sprintf("node%d.cpu", i), cfg.CPUCores)
+		if err != nil {
+			return nil, err
+		}
+		s.nodes = append(s.nodes, &nodeState{Node: n, index: i, cpu: cpu, residents: map[int64]*session{}})
+	}
+	for _, plan := range w.Sessions {
+		if len(plan.Turns) == 0 {
+			continue
+		}
+		sess := &session{id: plan.ID, index: int64(len(s.sessions)), plan: plan, resident: -1, parked: -1, lastNode: -1, lastRecord: -1}
+		s.sessions = append(s.sessions, sess)
+		eng.Schedule(plan.Start+plan.Turns[0].Gap, sim.Event{Handler: s, Op: opTurn, Arg: sess.index})
+	}
+	return s, nil
+}
+
+// Records returns every request's record, in order of arrival.
+func (s *System) Records() []Record { return s.records }
+
+// Counts returns the decision, query and eviction counters.
+func (s *System) Counts() Counts { return s.counts }
+
+// Rejected counts requests that could never fit the accelerator's memory.
+func (s *System) Rejected() int64 { return s.rejected }
+
+// Failure is the first error that stopped the run (an invariant).
+func (s *System) Failure() error { return s.failure }
+
+// storing reports whether the design has an external store.
+func (s *System) storing() bool { return s.cfg.Design != Recompute }
+
+// Handle dispatches the System's events.
+func (s *System) Handle(ev sim.Event) {
+	switch ev.Op {
+	case opTurn:
+		s.arrive(s.sessions[ev.Arg])
+	case opDecide:
+		s.decide(int(ev.Arg))
+	case opQueried:
+		s.queried(int(ev.Arg))
+	case opImported:
+		s.imported(int(ev.Arg))
+	case opIteration:
+		s.iterationDone(s.nodes[ev.Arg])
+	case opTransfer:
+		s.transferStep(int(ev.Arg))
+	case opExportStep:
+		s.exportStep(int(ev.Arg))
+	}
+}
+
+// arrive creates the request of a session's next turn, routes it and has
+// a CPU core take it in.
+func (s *System) arrive(sess *session) {
+	now := s.eng.Now()
+	turn := sess.plan.Turns[sess.turn]
+	node := s.routeTo(sess, turn)
+	prompt := append(append([]uint32(nil), sess.history...), turn.NewTokens...)
+	r := request{sess: sess, node: node, prompt: prompt, stageStart: now, record: len(s.records)}
+	r.rec = Record{ID: int64(len(s.records)), Session: sess.id, Turn: sess.turn, Node: node, Arrival: now,
+		PromptTokens: int64(len(prompt)), OutputTokens: turn.OutputCount}
+	if s.cfg.Scheme == fpga.SchemeBlock {
+		r.blockKeys = s.blockKeys(sess, prompt)
+	}
+	s.records = append(s.records, Record{})
+	sess.running = true
+	slot := s.reqs.Put(r)
+	s.nodes[node].cpu.Submit(sim.Job{Service: s.cfg.RequestOverhead + s.cfg.DecisionOverhead,
+		Done: sim.Event{Handler: s, Op: opDecide, Arg: int64(slot)}})
+}
+
+// blockKeys are the prompt's block keys: from the trace, or hashed.
+func (s *System) blockKeys(sess *session, prompt []uint32) []fpga.Key {
+	if ids := sess.plan.Turns[sess.turn].BlockKeys; len(ids) > 0 {
+		return fpga.TraceBlockKeys(ids, int(s.cfg.BlockTokens), int64(len(prompt)))
+	}
+	return fpga.BlockKeys(s.cfg.HashSeed, prompt, int(s.cfg.BlockTokens))
+}
+
+// routeTo keeps a session on its node, except for the migrating fraction
+// of resumed turns.
+func (s *System) routeTo(sess *session, turn workloads.Turn) int {
+	n := len(s.nodes)
+	switch {
+	case turn.Node >= 0:
+		return turn.Node % n
+	case sess.lastNode < 0:
+		return int(sess.id % int64(n))
+	case n > 1 && s.cfg.MigrateFraction > 0 && s.route.Float64() < s.cfg.MigrateFraction:
+		s.counts.Migrations++
+		return (sess.lastNode + 1 + s.route.IntN(n-1)) % n
+	}
+	return sess.lastNode
+}
+
+// decide is claim 2: first tokens or a continuation of the history still
+// resident here go straight to the accelerator; anything else is a query
+// (or, without a store, a full recomputation). In the block scheme a first
+// request queries too: its prefix may be another session's.
+func (s *System) decide(slot int) {
+	r := s.reqs.At(slot)
+	sess := r.sess
+	if sess.resident >= 0 && sess.resident != r.node {
+		s.evict(s.nodes[sess.resident], sess) // it moved: the old node lets go
+	}
+	first := len(sess.history) == 0
+	switch {
+	case first && !(s.storing() && s.cfg.Scheme == fpga.SchemeBlock):
+		s.decided(r, FirstTokens)
+		s.enqueue(slot)
+	case sess.resident == r.node:
+		s.decided(r, Continuation)
+		r.rec.ResidentTokens = int64(len(sess.history))
+		s.enqueue(slot)
+	case !s.storing():
+		s.decided(r, Recomputed)
+		s.enqueue(slot)
+	case sess.exporting:
+		sess.parked = slot // the store must hold the latest version first
+	default:
+		d := Query
+		if first {
+			d = FirstTokens
+		}
+		s.decided(r, d)
+		s.query(slot)
+	}
+}
+
+func (s *System) decided(r *request, d Decision) {
+	r.rec.Decision = d
+	s.counts.Decisions[d.String()]++
+}

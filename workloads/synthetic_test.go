@@ -1,0 +1,71 @@
+package workloads
+
+import (
+	"sort"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	_ "github.com/kvcosim/kvcosim/internal/golden"
+	"github.com/kvcosim/kvcosim/sim"
+)
+
+func TestSyntheticMatchesItsFits(t *testing.T) {
+	c := DefaultSynthetic()
+	c.Sessions = 4000
+	w, err := Synthetic(c, sim.NewStreams(1))
+	require.NoError(t, err)
+	var first, outs, gaps []float64
+	turns := 0
+	for _, s := range w.Sessions {
+		turns += len(s.Turns)
+		first = append(first, float64(s.Turns[0].NewTokenCount))
+		for i, tr := range s.Turns {
+			outs = append(outs, float64(tr.OutputCount))
+			assert.Len(t, tr.Output, int(tr.OutputCount))
+			if i > 0 && !tr.Interrupted {
+				gaps = append(gaps, tr.Gap.Seconds())
+			}
+		}
+	}
+	median := func(v []float64) float64 { sort.Float64s(v); return v[len(v)/2] }
+	assert.InDelta(t, 3.51, float64(turns)/float64(len(w.Sessions)), 0.1, "turns per session")
+	assert.InDelta(t, 1020, median(first), 60)
+	assert.InDelta(t, 129, median(outs), 8)
+	assert.InDelta(t, 40, median(gaps), 4)
+	span := w.Sessions[len(w.Sessions)-1].Start.Seconds()
+	assert.InDelta(t, 0.5, float64(len(w.Sessions))/span, 0.03, "sessions per second")
+}
+
+func TestSyntheticIsDeterministicPerSession(t *testing.T) {
+	c := DefaultSynthetic()
+	c.Sessions = 10
+	a, err := Synthetic(c, sim.NewStreams(3))
+	require.NoError(t, err)
+	c.Sessions = 20
+	b, err := Synthetic(c, sim.NewStreams(3))
+	require.NoError(t, err)
+	assert.Equal(t, a.Sessions, b.Sessions[:10], "adding sessions changes none of the first ones")
+	b.Limit(5)
+	assert.Len(t, b.Sessions, 5)
+}
+
+func TestSyntheticSharedSystemPrompt(t *testing.T) {
+	c := DefaultSynthetic()
+	c.Sessions, c.SystemPromptTokens = 3, 100
+	w, err := Synthetic(c, sim.NewStreams(1))
+	require.NoError(t, err)
+	assert.Equal(t, w.Sessions[0].Turns[0].NewTokens[:100], w.Sessions[2].Turns[0].NewTokens[:100])
+}
+
+func TestSyntheticRejects(t *testing.T) {
+	c := DefaultSynthetic()
+	c.SessionRatePerS = 0
+	_, err := Synthetic(c, sim.NewStreams(1))
+	assert.ErrorContains(t, err, "session_rate_per_s = 0")
+	c = DefaultSynthetic()
+	c.Think = LengthFit{40, 10}
+	_, err = Synthetic(c, sim.NewStreams(1))
+	assert.ErrorContains(t, err, "workload.think_s")
+}

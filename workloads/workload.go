@@ -1,0 +1,58 @@
+// Package workloads describes what arrives at the simulated system:
+// multi-turn sessions and their requests, from a synthetic generator or,
+// later, from real traces.
+package workloads
+
+import "github.com/kvcosim/kvcosim/sim"
+
+// Turn is one request of a session.
+type Turn struct {
+	// NewTokens are the prompt tokens this turn adds to the session's
+	// history (ids); NewTokenCount is their number.
+	NewTokens     []uint32
+	NewTokenCount int64
+	// BlockKeys are a trace's prefix-chained block ids of the whole prompt
+	// (Mooncake hash_ids), when the trace gives them instead of tokens.
+	BlockKeys []uint64
+	// Output are the generated tokens (ids, in timing mode synthetic).
+	Output      []uint32
+	OutputCount int64
+	// Gap is the time from the previous turn's answer to this turn's
+	// arrival (the user's think time); for the first turn, from the
+	// session's start.
+	Gap sim.Time
+	// Interrupted marks a gap lengthened by an interruption.
+	Interrupted bool
+	// Node pins the turn to a node (-1: the router decides).
+	Node int
+}
+
+// Session is one conversation.
+type Session struct {
+	ID    int64
+	Start sim.Time
+	Turns []Turn
+}
+
+// Workload is the sessions of a run, in order of start.
+type Workload struct {
+	Sessions []Session
+	// BlockTokens is the block size of a trace's block keys (0 if none).
+	BlockTokens int64
+}
+
+// Requests returns the number of turns of all sessions.
+func (w *Workload) Requests() int {
+	n := 0
+	for _, s := range w.Sessions {
+		n += len(s.Turns)
+	}
+	return n
+}
+
+// Limit keeps the first n sessions (n <= 0 keeps all).
+func (w *Workload) Limit(n int) {
+	if n > 0 && n < len(w.Sessions) {
+		w.Sessions = w.Sessions[:n]
+	}
+}
