@@ -13,6 +13,7 @@ import (
 // the table's population. The error names the simulated time, the
 // operation and the region or link at fault.
 func (d *Directory) Check(now sim.Time, op string) error {
+	d.stats.Checks++
 	fail := func(format string, args ...any) error {
 		return &InvariantError{fmt.Sprintf("fpga invariant violated at %v after %s: %s", now, op, fmt.Sprintf(format, args...))}
 	}

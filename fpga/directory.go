@@ -166,6 +166,8 @@ type DirectoryStats struct {
 	Lookups, Hits, Hops                      int64
 	RegionsAllocated, RegionsFreed           int64
 	FromFIFO1, FromFIFO2                     int64
+	// Checks counts invariant checks run.
+	Checks int64
 }
 
 // NewDirectory returns an empty directory with every region in FIFO 1.

@@ -23,6 +23,10 @@ type Ports struct {
 	// otherwise the FPGA card's own HBM.
 	Exchange     Memory
 	ExchangeLink *sim.Link
+	// Forward, when set, carries each imported extent on from the exchange
+	// memory to the accelerator as soon as it has landed (the
+	// accelerator's pull over the peer link, overlapped with the import).
+	Forward *sim.Link
 	// Tables holds the tables with PlaceHBM (the card's HBM).
 	Tables Memory
 	// Storage is the external store.

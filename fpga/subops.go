@@ -19,7 +19,7 @@ const (
 	// subTable: count table accesses one after another (a chain walk).
 	subTable
 	// subImport: a storage read, then (over the peer link) a write into the
-	// exchange memory.
+	// exchange memory, then (with Ports.Forward) on to the accelerator.
 	subImport
 	// subExchangeRead: a read of the exchange memory (and the peer link).
 	subExchangeRead
@@ -96,6 +96,8 @@ func (e *Engine) step(id int64) {
 		case op.phase <= 2:
 			op.phase = 2
 			p.Exchange.Access(memory.Request{Addr: e.exchangeAddr(op.bytes), Bytes: op.bytes, Write: true, Done: next})
+		case op.phase == 3 && p.Forward != nil:
+			p.Forward.Transfer(op.bytes, next)
 		default:
 			e.complete(id)
 		}

@@ -65,7 +65,11 @@ func (s *System) exportStep(id int) {
 	t.phase++
 	switch {
 	case t.phase == 1 && s.cfg.Design == FPGAStore:
-		s.moveExtent(id, []hop{{link: n.P2PFromGPU}}, t.bytes, opExportStep)
+		var hops []hop
+		if n.P2PFromGPU != nil {
+			hops = []hop{{link: n.P2PFromGPU}}
+		}
+		s.moveExtent(id, hops, t.bytes, opExportStep)
 	case t.phase == 1:
 		s.moveExtent(id, []hop{{link: n.FromGPU}, {dev: n.HostMemory, write: true}}, t.bytes, opExportStep)
 	case t.phase == 2 && s.cfg.Design == FPGAStore:

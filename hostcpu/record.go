@@ -32,7 +32,7 @@ type Record struct {
 	// tokens); ReusedTokens came from the store, ResidentTokens were still
 	// on the accelerator, ComputedTokens were prefilled.
 	PromptTokens, ReusedTokens, ResidentTokens, ComputedTokens, OutputTokens int64
-	Arrival                                                                 sim.Time
+	Arrival                                                                  sim.Time
 	// Stage durations: waiting for the CPU and for admission (Queue), the
 	// store lookup (Query), moving KV in (Import), prefill, decode, and the
 	// export that followed the turn.

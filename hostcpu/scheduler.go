@@ -97,6 +97,9 @@ func (s *System) reject(slot int) {
 func (s *System) evictIdle(n *nodeState) bool {
 	var victim *session
 	for _, sess := range n.residents {
+		if sess.running {
+			continue // its next turn is on the way: not idle
+		}
 		if victim == nil || sess.lastUse < victim.lastUse || (sess.lastUse == victim.lastUse && sess.id < victim.id) {
 			victim = sess
 		}

@@ -85,8 +85,13 @@ func (s *System) queried(slot int) {
 	n := s.nodes[r.node]
 	if s.cfg.Design == FPGAStore {
 		// the FPGA imported into its HBM; the accelerator pulls it over P2P
+		// (or the FPGA wrote straight into the accelerator's memory)
 		r.pendingImport = 1
-		s.moveExtent(slot, []hop{{link: n.P2PToGPU}}, bytes, opImported)
+		var hops []hop
+		if n.P2PToGPU != nil {
+			hops = []hop{{link: n.P2PToGPU}}
+		}
+		s.moveExtent(slot, hops, bytes, opImported)
 		return
 	}
 	var extents []fpga.Extent

@@ -119,6 +119,9 @@ func (s *System) Counts() Counts { return s.counts }
 // Rejected counts requests that could never fit the accelerator's memory.
 func (s *System) Rejected() int64 { return s.rejected }
 
+// CPUStats returns node i's CPU statistics up to now.
+func (s *System) CPUStats(i int, now sim.Time) sim.ServerStats { return s.nodes[i].cpu.Stats(now) }
+
 // Failure is the first error that stopped the run (an invariant).
 func (s *System) Failure() error { return s.failure }
 

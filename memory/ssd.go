@@ -29,6 +29,7 @@ type SSD struct {
 
 	planeFree, channelFree []sim.Time
 	cmds                   sim.Slots[ssdCmd]
+	splits                 sim.Slots[split]
 	waiting                sim.FIFO[int] // commands beyond the queue depth
 	inFlight               int
 
@@ -46,6 +47,13 @@ type ssdCmd struct {
 	req     Request
 	start   sim.Time
 	floored bool // the small-I/O floor has been applied
+	parent  int  // the split request it is part of, or -1
+}
+
+// split is a request longer than MaxIOBytes, done with its last command.
+type split struct {
+	left int
+	done sim.Event
 }
 
 // The SSD's events.
@@ -84,14 +92,28 @@ func (s *SSD) AttachStore(blockBytes int64, zeroFill bool) (*ByteStore, error) {
 	return s.attach(s.cfg.Name, s.cfg.CapacityBytes, blockBytes, zeroFill)
 }
 
-// Access submits a read or write command. A range outside the drive is a
-// programming error.
+// Access submits a read or write; one longer than MaxIOBytes goes as
+// several commands. A range outside the drive is a programming error.
 func (s *SSD) Access(r Request) {
 	if r.Bytes <= 0 || r.Addr < 0 || r.Addr+r.Bytes > s.cfg.CapacityBytes {
 		panic(fmt.Sprintf("memory: %s at %v: access [%d, %d) outside the drive's %d bytes",
 			s.cfg.Name, s.eng.Now(), r.Addr, r.Addr+r.Bytes, s.cfg.CapacityBytes))
 	}
-	slot := s.cmds.Put(ssdCmd{req: r, start: s.eng.Now()})
+	if r.Bytes <= s.cfg.MaxIOBytes {
+		s.submit(r, -1)
+		return
+	}
+	n := (r.Bytes + s.cfg.MaxIOBytes - 1) / s.cfg.MaxIOBytes
+	parent := s.splits.Put(split{left: int(n), done: r.Done})
+	for off := int64(0); off < r.Bytes; off += s.cfg.MaxIOBytes {
+		part := Request{Addr: r.Addr + off, Bytes: min(s.cfg.MaxIOBytes, r.Bytes-off), Write: r.Write, Done: r.Done}
+		s.submit(part, parent)
+	}
+}
+
+// submit queues one command.
+func (s *SSD) submit(r Request, parent int) {
+	slot := s.cmds.Put(ssdCmd{req: r, start: s.eng.Now(), parent: parent})
 	if s.inFlight < s.cfg.QueueDepthMax {
 		s.start(slot)
 	} else {
@@ -179,19 +201,27 @@ func (s *SSD) admitWaitingWrites() {
 	}
 }
 
-// program drains whole pages of buffered data to the NAND.
+// program drains whole pages of buffered data to the NAND. The space of
+// the pages one write completes is freed together, when the last of them
+// is programmed (one event per write, not per page).
 func (s *SSD) program(bytes int64) {
 	s.pendingBytes += bytes
 	page := s.cfg.PageBytes
 	waf := s.cfg.WriteAmplification
 	xfer := sim.TimeOf(float64(s.cfg.ChannelBandwidth.TransferTime(page)) * waf)
 	prog := sim.TimeOf(float64(s.cfg.ProgramTime) * waf)
+	var freed int64
+	var last sim.Time
 	for ; s.pendingBytes >= page; s.pendingBytes -= page {
 		plane, ch := s.planeOf(s.writePage)
 		s.writePage++
 		s.channelFree[ch] = max(s.eng.Now(), s.channelFree[ch]) + xfer
 		s.planeFree[plane] = max(s.channelFree[ch], s.planeFree[plane]) + prog
-		s.eng.Schedule(s.planeFree[plane], sim.Event{Handler: s, Op: opSSDRelease, Arg: page})
+		last = max(last, s.planeFree[plane])
+		freed += page
+	}
+	if freed > 0 {
+		s.eng.Schedule(last, sim.Event{Handler: s, Op: opSSDRelease, Arg: freed})
 	}
 }
 
@@ -219,9 +249,7 @@ func (s *SSD) complete(slot int) {
 		op := map[bool]string{false: "read", true: "write"}[done.req.Write]
 		tr.Emit(sim.Span{Component: s.cfg.Name, Operation: op, ID: done.req.Done.Arg, Start: done.start, End: s.eng.Now(), Bytes: bytes})
 	}
-	if done.req.Done.Handler != nil {
-		s.eng.Schedule(s.eng.Now(), done.req.Done)
-	}
+	s.raise(done)
 	s.inFlight--
 	if s.waiting.Len() > 0 {
 		s.start(s.waiting.Pop())
@@ -242,4 +270,19 @@ func (s *SSD) Stats() SSDStats {
 	return SSDStats{Reads: s.reads.Value(), Writes: s.writes.Value(), BytesRead: s.bytesRead.Value(),
 		BytesWritten: s.bytesWritten.Value(), ReadLatency: s.readLatency.Summary(), WriteLatency: s.writeLatency.Summary(),
 		HostToCard: s.host.HostToCard.Stats(), CardToHost: s.host.CardToHost.Stats()}
+}
+
+// raise signals a command's completion, or its split request's with the
+// last of its commands.
+func (s *SSD) raise(c ssdCmd) {
+	if c.parent >= 0 {
+		p := s.splits.At(c.parent)
+		if p.left--; p.left > 0 {
+			return
+		}
+		s.splits.Take(c.parent)
+	}
+	if c.req.Done.Handler != nil {
+		s.eng.Schedule(s.eng.Now(), c.req.Done)
+	}
 }

@@ -18,6 +18,9 @@ type SSDConfig struct {
 	// QueueDepthMax bounds the commands in flight; more wait in submission
 	// order.
 	QueueDepthMax int
+	// MaxIOBytes is the largest command (NVMe MDTS): a longer request is
+	// split into commands of this size, as the host driver does.
+	MaxIOBytes int64
 	// ControllerCores and CommandTime: each command occupies one core for
 	// CommandTime (FTL lookup, DMA setup), which bounds small-I/O IOPS.
 	ControllerCores int
@@ -76,6 +79,9 @@ func (c SSDConfig) Validate() error {
 	if c.WriteBufferBytes < c.PageBytes {
 		return fmt.Errorf("ssd %q: write_buffer_bytes = %d: must hold at least one %d B page", c.Name, c.WriteBufferBytes, c.PageBytes)
 	}
+	if c.MaxIOBytes < 4096 || c.MaxIOBytes > c.WriteBufferBytes {
+		return fmt.Errorf("ssd %q: max_io_bytes = %d: must be in [4096, write_buffer_bytes %d]", c.Name, c.MaxIOBytes, c.WriteBufferBytes)
+	}
 	if !(c.WriteAmplification >= 1) || math.IsInf(c.WriteAmplification, 0) {
 		return fmt.Errorf("ssd %q: write_amplification = %v: must be at least 1", c.Name, c.WriteAmplification)
 	}
@@ -106,7 +112,7 @@ func (c SSDConfig) Planes() int { return c.Channels * c.DiesPerChannel * c.Plane
 // overhead to the QD1 latency.
 func KioxiaCM6() SSDConfig {
 	return SSDConfig{Name: "kioxia-cm6", Host: nvmeHostInterface(4), CapacityBytes: 3_840_000_000_000,
-		QueueDepthMax: 1024, ControllerCores: 4, CommandTime: 2800 * sim.Nanosecond,
+		QueueDepthMax: 1024, MaxIOBytes: 1 << 20, ControllerCores: 4, CommandTime: 2800 * sim.Nanosecond,
 		ReadOverhead: 21 * sim.Microsecond, WriteOverhead: 16 * sim.Microsecond,
 		Channels: 18, DiesPerChannel: 7, PlanesPerDie: 4, PageBytes: 16384,
 		ReadTime: 60 * sim.Microsecond, ProgramTime: 1900 * sim.Microsecond,
@@ -119,7 +125,7 @@ func KioxiaCM6() SSDConfig {
 // NAND (128-layer TLC) is taken as CM6-class with 16 faster channels.
 func SamsungPM1743() SSDConfig {
 	return SSDConfig{Name: "samsung-pm1743", Host: nvmeHostInterface(5), CapacityBytes: 15_360_000_000_000,
-		QueueDepthMax: 1024, ControllerCores: 8, CommandTime: 3200 * sim.Nanosecond,
+		QueueDepthMax: 1024, MaxIOBytes: 1 << 20, ControllerCores: 8, CommandTime: 3200 * sim.Nanosecond,
 		ReadOverhead: 33500 * sim.Nanosecond, WriteOverhead: 14 * sim.Microsecond,
 		Channels: 16, DiesPerChannel: 16, PlanesPerDie: 4, PageBytes: 16384,
 		ReadTime: 50 * sim.Microsecond, ProgramTime: 2500 * sim.Microsecond,
@@ -138,7 +144,7 @@ func SmartSSDP2P() SSDConfig {
 	d.DescriptorOverhead = 598 * sim.Nanosecond
 	host.HostToCard, host.CardToHost = d, d
 	return SSDConfig{Name: "smartssd-p2p", Host: host, CapacityBytes: 3_840_000_000_000,
-		QueueDepthMax: 1024, ControllerCores: 4, CommandTime: 2 * sim.Microsecond,
+		QueueDepthMax: 1024, MaxIOBytes: 1 << 20, ControllerCores: 4, CommandTime: 2 * sim.Microsecond,
 		ReadOverhead: 6 * sim.Microsecond, WriteOverhead: 46 * sim.Microsecond,
 		Channels: 16, DiesPerChannel: 8, PlanesPerDie: 4, PageBytes: 16384,
 		ReadTime: 40 * sim.Microsecond, ProgramTime: 1500 * sim.Microsecond,

@@ -11,7 +11,7 @@ import (
 
 // tinySSD is a drive small enough to reason about by hand.
 func tinySSD() SSDConfig {
-	return SSDConfig{Name: "tiny", Host: PCIeLink(3, 4), CapacityBytes: 1 << 30, QueueDepthMax: 8,
+	return SSDConfig{Name: "tiny", Host: PCIeLink(3, 4), CapacityBytes: 1 << 30, QueueDepthMax: 8, MaxIOBytes: 8192,
 		ControllerCores: 1, CommandTime: sim.Microsecond, ReadOverhead: 2 * sim.Microsecond, WriteOverhead: 3 * sim.Microsecond,
 		Channels: 2, DiesPerChannel: 1, PlanesPerDie: 1, PageBytes: 4096,
 		ReadTime: 10 * sim.Microsecond, ProgramTime: 100 * sim.Microsecond, ChannelBandwidth: sim.GBps,
@@ -41,6 +41,7 @@ func TestSSDReadLatencyByStage(t *testing.T) {
 
 func TestSSDPagesOnOneChannelSerialise(t *testing.T) {
 	cfg := tinySSD()
+	cfg.WriteBufferBytes, cfg.MaxIOBytes = 1<<20, 1<<20 // one command
 	eng, s, c := newTestSSD(t, cfg)
 	// pages 0 and 2 share channel 0 and its plane; page 1 is on channel 1
 	s.Access(Request{Addr: 0, Bytes: 3 * 4096, Done: c.done(1)})
@@ -163,4 +164,17 @@ func TestRemoteStoreAddsTheNetwork(t *testing.T) {
 	out, in := r.Links()
 	assert.Equal(t, int64(64), out.Bytes)
 	assert.Equal(t, int64(4096), in.Bytes)
+}
+
+func TestSSDSplitsLongRequests(t *testing.T) {
+	cfg := tinySSD() // 8 KiB commands, 8 KiB of write buffer
+	eng, s, c := newTestSSD(t, cfg)
+	s.Access(Request{Addr: 0, Bytes: 100_000, Write: true, Done: c.done(1)})
+	s.Access(Request{Addr: 0, Bytes: 50_000, Done: c.done(2)})
+	eng.Run()
+	require.Len(t, c.at, 2, "a write longer than the buffer completes")
+	st := s.Stats()
+	assert.Equal(t, int64(13), st.Writes, "ceil(100000 / 8192) commands")
+	assert.Equal(t, int64(7), st.Reads)
+	assert.Equal(t, int64(100_000), st.BytesWritten)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -18,6 +19,7 @@ type command struct {
 
 func commands() []command {
 	return []command{
+		{"run", "run a scenario: run [-c FILE] [-o DIR] [--seed N] [--set key=value]...", runRun},
 		{"calibrate", "run every calibration check and print the table (--json for JSON)", runCalibrate},
 	}
 }
@@ -25,11 +27,11 @@ func commands() []command {
 // run dispatches to a subcommand and returns the exit status: 0 success,
 // 1 a check failed, 2 bad usage or input.
 func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+	if len(args) == 0 || (strings.HasPrefix(args[0], "-") && args[0] != "-h" && args[0] != "--help") {
+		return runRun(args, stdout, stderr) // plain simrun runs the embedded default
+	}
+	if args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		usage(stdout)
-		if len(args) == 0 {
-			return 2
-		}
 		return 0
 	}
 	for _, c := range commands() {

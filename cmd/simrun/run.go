@@ -1,0 +1,112 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"text/tabwriter"
+
+	"github.com/kvcosim/kvcosim/reports"
+	"github.com/kvcosim/kvcosim/scenario"
+)
+
+// setFlags collects repeated --set key=value flags.
+type setFlags []string
+
+func (s *setFlags) String() string     { return fmt.Sprint(*s) }
+func (s *setFlags) Set(v string) error { *s = append(*s, v); return nil }
+
+func runRun(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfg := fs.String("c", "", "scenario file (default: the embedded default scenario)")
+	out := fs.String("o", "out", "output folder")
+	seed := fs.String("seed", "", "override the scenario's seed")
+	var sets setFlags
+	fs.Var(&sets, "set", "override a key: --set dotted.key=value (repeatable)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "simrun run: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	if *seed != "" {
+		if _, err := strconv.ParseUint(*seed, 10, 64); err != nil {
+			fmt.Fprintf(stderr, "simrun run: --seed %q: want a whole number\n", *seed)
+			return 2
+		}
+		sets = append(setFlags{"seed=" + *seed}, sets...)
+	}
+	l, err := scenario.Load(*cfg, sets)
+	if err != nil {
+		fmt.Fprintf(stderr, "simrun run: %v\n", err)
+		return 2
+	}
+	res, code := execute(l, stderr)
+	if res == nil {
+		return code
+	}
+	sum := res.Summary()
+	if err := writeRun(*out, l, &sum, res.Rows()); err != nil {
+		fmt.Fprintf(stderr, "simrun run: %v\n", err)
+		return 2
+	}
+	printSummary(stdout, &sum)
+	fmt.Fprintf(stdout, "wrote %s\n", *out)
+	return 0
+}
+
+// execute builds and runs a loaded scenario.
+func execute(l *scenario.Loaded, stderr io.Writer) (*scenario.Result, int) {
+	run, err := scenario.Build(l)
+	if err != nil {
+		fmt.Fprintf(stderr, "simrun: cannot build the scenario: %v\n", err)
+		return nil, 2
+	}
+	res, err := run.Execute()
+	if err != nil {
+		fmt.Fprintf(stderr, "simrun: the run stopped: %v\n", err)
+		return nil, 1
+	}
+	return res, 0
+}
+
+// writeRun writes summary.json, requests.csv and scenario.yaml into dir.
+func writeRun(dir string, l *scenario.Loaded, sum *reports.Summary, rows []reports.RequestRow) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("cannot create the output folder: %v", err)
+	}
+	var js, csv bytes.Buffer
+	if err := sum.WriteJSON(&js); err != nil {
+		return err
+	}
+	if err := reports.WriteRequestsCSV(&csv, rows); err != nil {
+		return err
+	}
+	for name, data := range map[string][]byte{"summary.json": js.Bytes(), "requests.csv": csv.Bytes(), "scenario.yaml": l.YAML()} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			return fmt.Errorf("cannot write %s: %v", name, err)
+		}
+	}
+	return nil
+}
+
+// printSummary prints the headline figures of a run.
+func printSummary(w io.Writer, s *reports.Summary) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "design\t%s\n", s.Design)
+	fmt.Fprintf(tw, "requests\t%d completed of %d sessions (%d rejected)\n", s.RequestsCompleted, s.Sessions, s.RequestsRejected)
+	fmt.Fprintf(tw, "TTFT ms\tmean %.1f  p50 %.1f  p90 %.1f  p99 %.1f\n", s.TTFTms.Mean, s.TTFTms.P50, s.TTFTms.P90, s.TTFTms.P99)
+	fmt.Fprintf(tw, "TPOT ms\tmean %.2f  p50 %.2f  p99 %.2f\n", s.TPOTms.Mean, s.TPOTms.P50, s.TPOTms.P99)
+	fmt.Fprintf(tw, "prefill tokens\t%d computed, %d reused from the store, %d resident (hit ratio %.3f)\n",
+		s.PrefillTokensComputed, s.PrefillTokensReused, s.PrefillTokensResident, s.HitRatioTokens)
+	fmt.Fprintf(tw, "throughput\t%.0f output tokens/s over %.0f s simulated\n", s.ThroughputTokensPerS, s.SimTimeS)
+	fmt.Fprintf(tw, "evictions\tdevice %d, store %d\n", s.Evictions["device"], s.Evictions["store"])
+	fmt.Fprintf(tw, "wall time\t%.2f s, %d events\n", s.WallTimeS, s.Events)
+	tw.Flush()
+}

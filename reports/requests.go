@@ -1,0 +1,44 @@
+package reports
+
+import (
+	"encoding/csv"
+	"io"
+	"strconv"
+)
+
+// RequestRow is one request in requests.csv; times are milliseconds.
+type RequestRow struct {
+	ID, Session                                                        int64
+	Turn, Node                                                         int
+	Decision                                                           string
+	Hit                                                                bool
+	ArrivalMs                                                          float64
+	PromptTokens, ReusedTokens, ResidentTokens, ComputedTokens, Output int64
+	QueueMs, QueryMs, ImportMs, PrefillMs, DecodeMs, ExportMs          float64
+	TTFTms, TPOTms, E2Ems                                              float64
+}
+
+// RequestColumns are the CSV header.
+var RequestColumns = []string{"id", "session", "turn", "node", "decision", "hit", "arrival_ms",
+	"prompt_tokens", "reused_tokens", "resident_tokens", "computed_tokens", "output_tokens",
+	"queue_ms", "query_ms", "import_ms", "prefill_ms", "decode_ms", "export_ms", "ttft_ms", "tpot_ms", "e2e_ms"}
+
+// WriteRequestsCSV writes the rows with a header.
+func WriteRequestsCSV(w io.Writer, rows []RequestRow) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(RequestColumns); err != nil {
+		return err
+	}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 6, 64) }
+	i := func(v int64) string { return strconv.FormatInt(v, 10) }
+	for _, r := range rows {
+		rec := []string{i(r.ID), i(r.Session), i(int64(r.Turn)), i(int64(r.Node)), r.Decision, strconv.FormatBool(r.Hit), f(r.ArrivalMs),
+			i(r.PromptTokens), i(r.ReusedTokens), i(r.ResidentTokens), i(r.ComputedTokens), i(r.Output),
+			f(r.QueueMs), f(r.QueryMs), f(r.ImportMs), f(r.PrefillMs), f(r.DecodeMs), f(r.ExportMs), f(r.TTFTms), f(r.TPOTms), f(r.E2Ems)}
+		if err := cw.Write(rec); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}

@@ -1,0 +1,69 @@
+// Package reports holds a run's result records and renders them: the
+// summary as JSON, the requests as CSV, and (later) plots and traces.
+package reports
+
+import (
+	"encoding/json"
+	"io"
+	"sort"
+)
+
+// Percentiles summarises a latency in milliseconds.
+type Percentiles struct {
+	Mean float64 `json:"mean"`
+	P50  float64 `json:"p50"`
+	P90  float64 `json:"p90"`
+	P99  float64 `json:"p99"`
+}
+
+// NewPercentiles computes exact nearest-rank percentiles of values.
+func NewPercentiles(values []float64) Percentiles {
+	if len(values) == 0 {
+		return Percentiles{}
+	}
+	s := append([]float64(nil), values...)
+	sort.Float64s(s)
+	sum := 0.0
+	for _, v := range s {
+		sum += v
+	}
+	rank := func(q float64) float64 {
+		i := int(q*float64(len(s))+0.999999999) - 1
+		return s[min(max(i, 0), len(s)-1)]
+	}
+	return Percentiles{Mean: sum / float64(len(s)), P50: rank(0.5), P90: rank(0.9), P99: rank(0.99)}
+}
+
+// Summary is a run's headline figures (summary.json).
+type Summary struct {
+	Design                string             `json:"design"`
+	Seed                  uint64             `json:"seed"`
+	RequestsCompleted     int                `json:"requests_completed"`
+	RequestsRejected      int64              `json:"requests_rejected"`
+	Sessions              int                `json:"sessions"`
+	SimTimeS              float64            `json:"sim_time_s"`
+	WallTimeS             float64            `json:"wall_time_s"`
+	Events                uint64             `json:"events"`
+	TTFTms                Percentiles        `json:"ttft_ms"`
+	TPOTms                Percentiles        `json:"tpot_ms"`
+	E2Ems                 Percentiles        `json:"e2e_ms"`
+	ThroughputTokensPerS  float64            `json:"throughput_tokens_per_s"`
+	PromptTokens          int64              `json:"prompt_tokens"`
+	PrefillTokensComputed int64              `json:"prefill_tokens_computed"`
+	PrefillTokensReused   int64              `json:"prefill_tokens_reused"`
+	PrefillTokensResident int64              `json:"prefill_tokens_resident"`
+	HitRatioTokens        float64            `json:"hit_ratio_tokens"`
+	Decisions             map[string]int64   `json:"decisions"`
+	Bytes                 map[string]int64   `json:"bytes"`
+	Utilization           map[string]float64 `json:"utilization"`
+	Evictions             map[string]int64   `json:"evictions"`
+	InvariantChecks       int64              `json:"invariant_checks"`
+	Store                 map[string]int64   `json:"store"`
+}
+
+// WriteJSON writes the summary, indented, with sorted map keys.
+func (s *Summary) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(s)
+}

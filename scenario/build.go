@@ -1,0 +1,193 @@
+package scenario
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/kvcosim/kvcosim/accel"
+	"github.com/kvcosim/kvcosim/fpga"
+	"github.com/kvcosim/kvcosim/hostcpu"
+	"github.com/kvcosim/kvcosim/memory"
+	"github.com/kvcosim/kvcosim/sim"
+	"github.com/kvcosim/kvcosim/workloads"
+)
+
+// Run is an assembled system, ready to run once.
+type Run struct {
+	l        *Loaded
+	eng      *sim.Engine
+	sys      *hostcpu.System
+	workload *workloads.Workload
+	nodes    []*builtNode
+	ssd      *memory.SSD
+	dir      *fpga.Directory
+}
+
+// builtNode keeps a node's parts for the summary.
+type builtNode struct {
+	host      memory.Device
+	gpu, card *memory.PCIe
+	p2pTo     *sim.Link
+	p2pFrom   *sim.Link
+	exchange  *memory.FlatMemory
+	remote    *memory.RemoteStore
+	exec      *accel.Executor
+	engine    *fpga.Engine
+}
+
+// p2pLatency is the one-way latency of the FPGA-accelerator peer link (a
+// PCIe switch hop).
+const p2pLatency = 1 * sim.Microsecond
+
+// Build assembles the system a loaded scenario describes.
+func Build(l *Loaded) (*Run, error) {
+	rs := l.resolved
+	eng := sim.NewEngine(1 << 12)
+	streams := sim.NewStreams(l.Seed)
+	w, err := workloads.Synthetic(rs.synthetic, streams)
+	if err != nil {
+		return nil, err
+	}
+	w.Limit(l.Workload.Limit)
+	r := &Run{l: l, eng: eng, workload: w}
+	if r.ssd, err = memory.NewSSD(eng, rs.ssd); err != nil {
+		return nil, err
+	}
+	if rs.host.Design != hostcpu.Recompute {
+		if r.dir, err = fpga.NewDirectory(rs.fpga.Directory); err != nil {
+			return nil, err
+		}
+	}
+	var parts []hostcpu.Node
+	for i := range rs.nodes {
+		n, hn, err := r.buildNode(i)
+		if err != nil {
+			return nil, fmt.Errorf("node %d: %w", i, err)
+		}
+		r.nodes = append(r.nodes, n)
+		parts = append(parts, hn)
+	}
+	var cpuDir *fpga.Directory
+	if rs.host.Design == hostcpu.CPUStore {
+		cpuDir = r.dir
+	}
+	r.sys, err = hostcpu.NewSystem(eng, rs.host, parts, cpuDir, w, streams)
+	return r, err
+}
+
+// buildNode makes one node's memories, links, accelerator and FPGA.
+func (r *Run) buildNode(i int) (*builtNode, hostcpu.Node, error) {
+	rs := r.l.resolved
+	eng := r.eng
+	name := func(s string) string { return fmt.Sprintf("node%d.%s", i, s) }
+	n := &builtNode{}
+	var err error
+	hostCfg := rs.hostMemory
+	hostCfg.Name = name("host-memory")
+	if rs.hostCycle {
+		n.host, err = memory.NewDRAM(eng, hostCfg)
+	} else {
+		n.host, err = memory.FlatFromDRAM(eng, hostCfg.Name, hostCfg)
+	}
+	if err != nil {
+		return nil, hostcpu.Node{}, err
+	}
+	gpuCfg := rs.gpuLink
+	gpuCfg.Name = name("gpu-pcie")
+	if n.gpu, err = memory.NewPCIe(eng, gpuCfg); err != nil {
+		return nil, hostcpu.Node{}, err
+	}
+	var storage memory.Device = r.ssd
+	if rs.nodes > 1 {
+		if n.remote, err = memory.NewRemoteStore(eng, name("network"), r.ssd, rs.network, rs.netLatency); err != nil {
+			return nil, hostcpu.Node{}, err
+		}
+		storage = n.remote
+	}
+	if n.exec, err = accel.NewExecutor(eng, name("accel"), rs.node, rs.host.MaxBatch, rs.host.TokenBudget); err != nil {
+		return nil, hostcpu.Node{}, err
+	}
+	kv, err := accel.NewKVMemory(rs.node.KVCapacityBytes(), rs.host.KVBytesPerToken, rs.kvBlock)
+	if err != nil {
+		return nil, hostcpu.Node{}, err
+	}
+	hn := hostcpu.Node{Exec: n.exec, KV: kv, HostMemory: n.host, ToGPU: n.gpu.HostToCard, FromGPU: n.gpu.CardToHost, Storage: storage}
+	if rs.host.Design == hostcpu.FPGAStore {
+		if err := r.buildFPGA(i, n, &hn, storage); err != nil {
+			return nil, hostcpu.Node{}, err
+		}
+	}
+	return n, hn, nil
+}
+
+// buildFPGA adds the FPGA card: its PCIe link, HBM, the peer link to the
+// accelerator and the engine over the shared index.
+func (r *Run) buildFPGA(i int, n *builtNode, hn *hostcpu.Node, storage memory.Device) error {
+	rs := r.l.resolved
+	eng := r.eng
+	var err error
+	cardCfg := rs.fpgaPCIe
+	cardCfg.Name = fmt.Sprintf("node%d.fpga-pcie", i)
+	if n.card, err = memory.NewPCIe(eng, cardCfg); err != nil {
+		return err
+	}
+	link := sim.LinkConfig{Bandwidth: rs.p2p, Latency: p2pLatency}
+	if n.p2pTo, err = sim.NewLink(eng, fmt.Sprintf("node%d.p2p-to-gpu", i), link); err != nil {
+		return err
+	}
+	if n.p2pFrom, err = sim.NewLink(eng, fmt.Sprintf("node%d.p2p-from-gpu", i), link); err != nil {
+		return err
+	}
+	hbmBytes := memory.HBM2_U55C().CapacityBytes()
+	exchangeBW, exchangeLat := memory.HBM2U55CStreamBandwidth, memory.HBM2U55CIdleLatency
+	if rs.exchangeAcc {
+		exchangeBW, exchangeLat = rs.node.Device.MemBandwidth, 0
+	}
+	if n.exchange, err = memory.NewFlatMemory(eng, fmt.Sprintf("node%d.exchange", i), exchangeBW, exchangeLat); err != nil {
+		return err
+	}
+	ports := fpga.Ports{HostMemory: n.host, ToHost: n.card.CardToHost, FromHost: n.card.HostToCard, Exchange: n.exchange,
+		Tables: n.exchange, Storage: storage, HostBytes: rs.hostMemory.CapacityBytes(), ExchangeBytes: hbmBytes, TablesBytes: hbmBytes}
+	// imports reach the accelerator from the FPGA engine: forwarded from
+	// the card's HBM as each extent lands, or written straight into the
+	// accelerator's memory
+	ports.Forward, hn.P2PFromGPU = n.p2pTo, n.p2pFrom
+	if rs.exchangeAcc {
+		ports.Forward, ports.ExchangeLink, hn.P2PFromGPU = nil, n.p2pTo, nil
+	}
+	placement := rs.hostMemory.CapacityBytes()
+	if rs.fpga.Placement == fpga.PlaceHBM {
+		placement = hbmBytes
+	}
+	n.engine, err = fpga.NewSharedEngine(eng, rs.fpga, ports, placement, r.dir)
+	hn.FPGA = n.engine
+	return err
+}
+
+// Result is a finished run.
+type Result struct {
+	Run  *Run
+	Wall time.Duration
+}
+
+// Execute runs the system to the end of its workload; an invariant
+// violation is an error naming the time, operation and region or link.
+func (r *Run) Execute() (*Result, error) {
+	start := time.Now()
+	r.eng.Run()
+	wall := time.Since(start)
+	if err := r.sys.Failure(); err != nil {
+		return nil, err
+	}
+	for i, n := range r.nodes {
+		if n.engine != nil && n.engine.Failure() != nil {
+			return nil, fmt.Errorf("node %d: %w", i, n.engine.Failure())
+		}
+	}
+	if r.dir != nil {
+		if err := r.dir.Check(r.eng.Now(), "end of run"); err != nil {
+			return nil, err
+		}
+	}
+	return &Result{Run: r, Wall: wall}, nil
+}

@@ -1,0 +1,222 @@
+package scenario
+
+import (
+	_ "embed"
+	"fmt"
+	"os"
+	"reflect"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+//go:embed default.yaml
+var defaultYAML []byte
+
+// DefaultYAML returns the embedded default scenario.
+func DefaultYAML() []byte { return append([]byte(nil), defaultYAML...) }
+
+// Error is a problem with a scenario: where it comes from (a file and
+// line, "--set", or the embedded default) and the key.
+type Error struct {
+	Where, Key, Msg string
+}
+
+func (e *Error) Error() string {
+	if e.Key == "" {
+		return e.Where + ": " + e.Msg
+	}
+	return fmt.Sprintf("%s: key %s: %s", e.Where, e.Key, e.Msg)
+}
+
+// Loaded is a scenario and where each of its keys was last set.
+type Loaded struct {
+	Scenario
+	where    map[string]string
+	resolved *resolved
+}
+
+// Where returns the origin of a dotted key's value.
+func (l *Loaded) Where(key string) string {
+	if w, ok := l.where[key]; ok {
+		return w
+	}
+	return "(default)"
+}
+
+// Load reads the embedded default, then the file (if path is not empty),
+// then the --set overrides ("dotted.key=value"), and validates the result.
+func Load(path string, sets []string) (*Loaded, error) {
+	if path == "" {
+		return load(nil, "", sets)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &Error{Where: path, Msg: fmt.Sprintf("cannot read the scenario: %v", err)}
+	}
+	if len(strings.TrimSpace(string(data))) == 0 {
+		return nil, &Error{Where: path, Msg: "the scenario file is empty"}
+	}
+	return load(data, path, sets)
+}
+
+// LoadBytes is Load for a scenario held in memory (named name in errors).
+func LoadBytes(name string, data []byte, sets []string) (*Loaded, error) {
+	return load(data, name, sets)
+}
+
+func load(data []byte, name string, sets []string) (*Loaded, error) {
+	l := &Loaded{where: map[string]string{}}
+	if err := l.apply(defaultYAML, "(default)"); err != nil {
+		return nil, err
+	}
+	if data != nil {
+		if err := l.apply(data, name); err != nil {
+			return nil, err
+		}
+	}
+	for _, s := range sets {
+		if err := l.set(s); err != nil {
+			return nil, err
+		}
+	}
+	r, err := l.resolve()
+	if err != nil {
+		return nil, err
+	}
+	l.resolved = r
+	return l, nil
+}
+
+// apply decodes a YAML document over the scenario, key by key.
+func (l *Loaded) apply(data []byte, src string) error {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return &Error{Where: src, Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
+	}
+	if len(doc.Content) == 0 {
+		return nil
+	}
+	return l.walk(doc.Content[0], reflect.ValueOf(&l.Scenario).Elem(), "", src)
+}
+
+// walk matches a mapping node against a struct: unknown keys are errors;
+// each leaf is decoded into its field.
+func (l *Loaded) walk(n *yaml.Node, v reflect.Value, prefix, src string) error {
+	if n.Kind != yaml.MappingNode {
+		return &Error{Where: fmt.Sprintf("%s:%d", src, n.Line), Key: strings.TrimSuffix(prefix, "."), Msg: "expected a mapping of keys"}
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, val := n.Content[i], n.Content[i+1]
+		key := prefix + k.Value
+		where := fmt.Sprintf("%s:%d", src, k.Line)
+		f, ok := fieldByTag(v, k.Value)
+		if !ok {
+			return &Error{Where: where, Key: key, Msg: "unknown key (valid keys here: " + strings.Join(tags(v.Type()), ", ") + ")"}
+		}
+		if f.Kind() == reflect.Struct {
+			if err := l.walk(val, f, key+".", src); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := val.Decode(f.Addr().Interface()); err != nil {
+			return &Error{Where: where, Key: key, Msg: fmt.Sprintf("cannot use %q: want %s", val.Value, kindName(f))}
+		}
+		l.where[key] = where
+	}
+	return nil
+}
+
+// set applies one --set dotted.key=value.
+func (l *Loaded) set(s string) error {
+	key, value, ok := strings.Cut(s, "=")
+	where := "--set " + s
+	if !ok || key == "" {
+		return &Error{Where: where, Msg: "expected dotted.key=value"}
+	}
+	v := reflect.ValueOf(&l.Scenario).Elem()
+	parts := strings.Split(key, ".")
+	for i, p := range parts {
+		f, found := fieldByTag(v, p)
+		if !found {
+			return &Error{Where: where, Key: key, Msg: "unknown key (valid keys here: " + strings.Join(tags(v.Type()), ", ") + ")"}
+		}
+		if i < len(parts)-1 {
+			if f.Kind() != reflect.Struct {
+				return &Error{Where: where, Key: key, Msg: strings.Join(parts[:i+1], ".") + " has no sub-keys"}
+			}
+			v = f
+			continue
+		}
+		if f.Kind() == reflect.Struct {
+			return &Error{Where: where, Key: key, Msg: "is a section; set one of its keys: " + strings.Join(tags(f.Type()), ", ")}
+		}
+		if err := yaml.Unmarshal([]byte(value), f.Addr().Interface()); err != nil {
+			return &Error{Where: where, Key: key, Msg: fmt.Sprintf("cannot use %q: want %s", value, kindName(f))}
+		}
+	}
+	l.where[key] = where
+	return nil
+}
+
+// Keys returns every settable dotted key of the schema, sorted.
+func Keys() []string {
+	var out []string
+	var rec func(t reflect.Type, prefix string)
+	rec = func(t reflect.Type, prefix string) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name := prefix + f.Tag.Get("yaml")
+			if f.Type.Kind() == reflect.Struct {
+				rec(f.Type, name+".")
+			} else {
+				out = append(out, name)
+			}
+		}
+	}
+	rec(reflect.TypeOf(Scenario{}), "")
+	sort.Strings(out)
+	return out
+}
+
+func fieldByTag(v reflect.Value, tag string) (reflect.Value, bool) {
+	t := v.Type()
+	for i := range t.NumField() {
+		if t.Field(i).Tag.Get("yaml") == tag {
+			return v.Field(i), true
+		}
+	}
+	return reflect.Value{}, false
+}
+
+func tags(t reflect.Type) []string {
+	var out []string
+	for i := range t.NumField() {
+		out = append(out, t.Field(i).Tag.Get("yaml"))
+	}
+	sort.Strings(out)
+	return out
+}
+
+func kindName(v reflect.Value) string {
+	switch v.Kind() {
+	case reflect.Int, reflect.Int64, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float64:
+		return "a number"
+	case reflect.Bool:
+		return "true or false"
+	}
+	return "a string"
+}
+
+// YAML renders the resolved scenario, as written next to the results.
+func (l *Loaded) YAML() []byte {
+	out, err := yaml.Marshal(&l.Scenario)
+	if err != nil {
+		panic(err) // the schema is plain data
+	}
+	return out
+}

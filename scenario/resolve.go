@@ -1,0 +1,278 @@
+package scenario
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/kvcosim/kvcosim/accel"
+	"github.com/kvcosim/kvcosim/fpga"
+	"github.com/kvcosim/kvcosim/hostcpu"
+	"github.com/kvcosim/kvcosim/memory"
+	"github.com/kvcosim/kvcosim/sim"
+	"github.com/kvcosim/kvcosim/workloads"
+)
+
+// resolved is a validated scenario in the models' own types.
+type resolved struct {
+	host        hostcpu.Config
+	nodes       int
+	network     sim.Bandwidth
+	netLatency  sim.Time
+	node        *accel.Node // the accelerator of every node
+	kvBlock     int64
+	hostMemory  memory.DRAMConfig
+	hostCycle   bool
+	gpuLink     memory.PCIeConfig
+	fpga        fpga.Config
+	fpgaPCIe    memory.PCIeConfig
+	exchangeAcc bool
+	p2p         sim.Bandwidth
+	ssd         memory.SSDConfig
+	synthetic   workloads.SyntheticConfig
+}
+
+// resolver collects the first error, naming where the key was set.
+type resolver struct {
+	l   *Loaded
+	err error
+}
+
+func (r *resolver) fail(key, format string, args ...any) {
+	if r.err == nil {
+		r.err = &Error{Where: r.l.Where(key), Key: key, Msg: fmt.Sprintf(format, args...)}
+	}
+}
+
+func (r *resolver) oneOf(key, value string, allowed ...string) int {
+	for i, a := range allowed {
+		if a == value {
+			return i
+		}
+	}
+	r.fail(key, "%q is not allowed (allowed: %s)", value, strings.Join(allowed, ", "))
+	return 0
+}
+
+func (r *resolver) duration(key, value string) sim.Time {
+	t, err := sim.ParseTime(value)
+	if err != nil {
+		r.fail(key, "%v", err)
+	}
+	return t
+}
+
+func (r *resolver) intIn(key string, v, lo, hi int64) {
+	if v < lo || v > hi {
+		r.fail(key, "%d is out of range (allowed: %d to %d)", v, lo, hi)
+	}
+}
+
+func (r *resolver) floatIn(key string, v, lo, hi float64) {
+	if !(v >= lo && v <= hi) || math.IsNaN(v) {
+		r.fail(key, "%v is out of range (allowed: %v to %v)", v, lo, hi)
+	}
+}
+
+func (r *resolver) check(key string, err error) {
+	if err != nil {
+		r.fail(key, "%v", err)
+	}
+}
+
+// resolve validates every key and builds the models' configurations.
+func (l *Loaded) resolve() (*resolved, error) {
+	r := &resolver{l: l}
+	sc := &l.Scenario
+	out := &resolved{}
+	r.oneOf("mode", sc.Mode, "timing")
+	r.resolveSystem(sc, out)
+	r.resolveAccelerator(sc, out)
+	r.resolveCPU(sc, out)
+	r.resolveStorage(sc, out)
+	r.resolveFPGA(sc, out)
+	r.resolveWorkload(sc, out)
+	return out, r.err
+}
+
+func (r *resolver) resolveSystem(sc *Scenario, out *resolved) {
+	s := sc.System
+	out.host.Design = hostcpu.Design(r.oneOf("system.design", s.Design, "recompute", "cpu", "fpga"))
+	out.host.Export = hostcpu.ExportPolicy(r.oneOf("system.export", s.Export, "after_turn", "on_evict"))
+	r.intIn("system.nodes", int64(s.Nodes), 1, 1024)
+	out.nodes = s.Nodes
+	if r.oneOf("system.routing", s.Routing, "sticky", "migrate") == 1 {
+		r.floatIn("system.migrate_fraction", s.MigrateFraction, 0, 1)
+		out.host.MigrateFraction = s.MigrateFraction
+	}
+	r.floatIn("system.network_gbps", s.NetworkGbps, 0.001, 1e6)
+	out.network = sim.Bandwidth(s.NetworkGbps * 1e9 / 8)
+	out.netLatency = r.duration("system.network_latency", s.NetworkLatency)
+}
+
+func (r *resolver) resolveAccelerator(sc *Scenario, out *resolved) {
+	a := sc.Accelerator
+	var m accel.Model
+	if sc.Model == "custom" {
+		c := sc.CustomModel
+		m = accel.Model{Name: "custom", Layers: c.Layers, Hidden: c.Hidden, Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim,
+			Intermediate: c.Intermediate, Vocab: c.Vocab, Params: int64(c.ParamsB * 1e9), ActiveParams: int64(c.ParamsB * 1e9), Attention: accel.GQA}
+	} else {
+		var err error
+		m, err = accel.ModelPreset(sc.Model)
+		r.check("model", err)
+	}
+	dev, err := accel.DevicePreset(a.Device)
+	r.check("accelerator.device", err)
+	wdt, err := accel.ParseDType(a.WeightDType)
+	r.check("accelerator.weight_dtype", err)
+	kvdt, err := accel.ParseDType(a.KVDType)
+	r.check("accelerator.kv_dtype", err)
+	r.intIn("accelerator.tp", int64(a.TP), 1, 64)
+	r.floatIn("accelerator.reserve_gb", a.ReserveGB, 0, 1e4)
+	r.intIn("accelerator.kv_block_tokens", int64(a.KVBlockTokens), 1, 1<<16)
+	r.intIn("accelerator.max_batch", int64(a.MaxBatch), 1, 1<<16)
+	r.intIn("accelerator.token_budget", int64(a.TokenBudget), 1, 1<<24)
+	if r.err != nil {
+		return
+	}
+	node, err := accel.NewNode(m, dev, a.TP, wdt, kvdt, int64(a.ReserveGB*1e9), accel.FlashInferSampling{})
+	r.check("model", err)
+	out.node, out.kvBlock = node, int64(a.KVBlockTokens)
+	out.host.MaxBatch, out.host.TokenBudget = a.MaxBatch, int64(a.TokenBudget)
+	out.host.KVBytesPerToken = m.KVBytesPerToken(kvdt)
+}
+
+func (r *resolver) resolveCPU(sc *Scenario, out *resolved) {
+	c := sc.CPU
+	r.intIn("cpu.cores", int64(c.Cores), 1, 4096)
+	out.host.CPUCores = c.Cores
+	out.host.RequestOverhead = r.duration("cpu.request_overhead", c.RequestOverhead)
+	out.host.DecisionOverhead = r.duration("cpu.decision_overhead", c.DecisionOverhead)
+	out.host.HostAccessLatency = r.duration("cpu.host_access", c.HostAccess)
+	r.floatIn("cpu.hash_gbps", c.HashGBps, 0.001, 1e4)
+	out.host.CPUHashBandwidth = sim.Bandwidth(c.HashGBps * 1e9)
+	var err error
+	out.hostMemory, err = memory.DRAMPreset(c.HostMemory)
+	r.check("cpu.host_memory", err)
+	out.hostCycle = r.oneOf("cpu.host_memory_model", c.HostMemoryModel, "flat", "cycle") == 1
+	out.gpuLink, err = memory.PCIePreset(c.GPULink)
+	r.check("cpu.gpu_link", err)
+}
+
+func (r *resolver) resolveStorage(sc *Scenario, out *resolved) {
+	var err error
+	out.ssd, err = memory.SSDPreset(sc.Storage.Device)
+	r.check("storage.device", err)
+}
+
+func (r *resolver) resolveFPGA(sc *Scenario, out *resolved) {
+	f := sc.FPGA
+	scheme := fpga.Scheme(r.oneOf("fpga.hashing", f.Hashing, "patent", "block"))
+	out.host.Scheme = scheme
+	r.intIn("fpga.block_tokens", int64(f.BlockTokens), 1, 1<<20)
+	out.host.BlockTokens = int64(f.BlockTokens)
+	bucketsLog2, err := fpga.BucketsLog2(f.Buckets)
+	r.check("fpga.buckets", err)
+	r.intIn("fpga.region_mib", f.RegionMiB, 1, 1<<14)
+	region := f.RegionMiB << 20
+	storage, unlimited := r.capacity(sc.Storage.Capacity, region)
+	layout, err := fpga.ParseLayout(f.Layout)
+	r.check("fpga.layout", err)
+	placement, err := fpga.ParsePlacement(f.Placement)
+	r.check("fpga.placement", err)
+	mode := fpga.ExportMode(r.oneOf("fpga.export_mode", f.ExportMode, "full", "delta"))
+	out.host.ExportMode = mode
+	policy := fpga.AllocPolicy(r.oneOf("fpga.alloc_policy", f.AllocPolicy, "fifo1-first", "fifo2-first", "proportional"))
+	supersede := r.oneOf("fpga.supersede", f.Supersede, "delete", "keep") == 0
+	out.exchangeAcc = r.oneOf("fpga.exchange", f.Exchange, "fpga-hbm", "accelerator") == 1
+	r.floatIn("fpga.clock_mhz", f.ClockMHz, 1, 5000)
+	r.floatIn("fpga.p2p_gbps", f.P2PGBps, 0.001, 1e4)
+	out.p2p = sim.Bandwidth(f.P2PGBps * 1e9)
+	out.fpgaPCIe, err = memory.PCIePreset(f.PCIe)
+	r.check("fpga.pcie", err)
+	if r.err != nil || out.node == nil {
+		return
+	}
+	m := out.node.Model
+	k, v := m.KVWidth()
+	dir := fpga.DirectoryConfig{Scheme: scheme, BlockTokens: int64(f.BlockTokens), BucketsLog2: bucketsLog2, RegionBytes: region,
+		StorageBytes: storage, FreeDelay: r.duration("fpga.free_delay", f.FreeDelay), Policy: policy, DeleteSuperseded: supersede,
+		TTL: r.duration("fpga.ttl", f.TTL), Layout: layout, Mode: mode,
+		Shape: fpga.KVShape{Layers: m.Layers, KWidth: k, VWidth: v, ElemBytes: int(out.node.KVDType.Bytes())}, CheckInvariants: f.CheckInvariants}
+	cfg := fpga.DefaultConfig(dir)
+	cfg.ClockHz = int64(math.Round(f.ClockMHz * 1e6))
+	cfg.Hash.Lanes, cfg.Hash.Seed = f.HashLanes, sc.Seed
+	cfg.QueryTasks, cfg.ExportTasks, cfg.Placement = f.QueryTasks, f.ExportTasks, placement
+	if unlimited {
+		cfg.MaxLinks = 1 << 24
+	}
+	placementBytes := out.hostMemory.CapacityBytes()
+	if placement == fpga.PlaceHBM {
+		placementBytes = memory.HBM2_U55C().CapacityBytes()
+	}
+	r.check("fpga", cfg.Validate(placementBytes))
+	out.fpga = cfg
+	out.host.HashSeed = sc.Seed
+	out.ssd.CapacityBytes = storage
+}
+
+// capacity reads storage.capacity: a size, or unlimited (as many regions
+// as the index can address).
+func (r *resolver) capacity(text string, region int64) (int64, bool) {
+	if text == "unlimited" {
+		return (1<<31 - 1) * region, true
+	}
+	n, err := ParseSize(text)
+	if err != nil {
+		r.fail("storage.capacity", "%v (or unlimited)", err)
+		return region, false
+	}
+	if n < region {
+		r.fail("storage.capacity", "%s is smaller than one %d MiB region", text, region>>20)
+	}
+	return min(n/region, 1<<31-1) * region, false
+}
+
+func (r *resolver) resolveWorkload(sc *Scenario, out *resolved) {
+	w := sc.Workload
+	r.oneOf("workload.kind", w.Kind, "synthetic")
+	r.intIn("workload.limit", int64(w.Limit), 0, 1<<31-1)
+	c := workloads.DefaultSynthetic()
+	c.Sessions, c.SessionRatePerS, c.TurnsMean = w.Sessions, w.SessionRatePerS, w.TurnsMean
+	c.SystemPromptTokens, c.InterruptProbability = w.SystemPromptTokens, w.InterruptProbability
+	if out.node != nil {
+		c.Vocab = out.node.Model.Vocab
+	}
+	if err := c.Validate(); err != nil {
+		key := "workload"
+		if strings.HasPrefix(err.Error(), "workload.") {
+			key, _, _ = strings.Cut(err.Error(), " ")
+		}
+		r.fail(key, "%v", err)
+	}
+	out.synthetic = c
+}
+
+// ParseSize reads a size such as "4TB", "512 GiB" or "1500000B": decimal
+// (kB, MB, GB, TB, PB) or binary (KiB ... PiB) units.
+func ParseSize(text string) (int64, error) {
+	s := strings.TrimSpace(text)
+	i := strings.IndexFunc(s, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
+	if i <= 0 {
+		return 0, fmt.Errorf("size %q: expected a number and a unit such as 4TB or 512GiB", text)
+	}
+	num, unit := s[:i], strings.TrimSpace(s[i:])
+	units := map[string]float64{"B": 1, "kB": 1e3, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "PB": 1e15,
+		"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40, "PiB": 1 << 50}
+	mult, ok := units[unit]
+	v, err := strconv.ParseFloat(num, 64)
+	if !ok || err != nil || !(v > 0) {
+		return 0, fmt.Errorf("size %q: expected a positive number and a unit (B, kB, MB, GB, TB, PB, KiB ... PiB)", text)
+	}
+	if v*mult > math.MaxInt64/2 {
+		return 0, fmt.Errorf("size %q is too large", text)
+	}
+	return int64(v * mult), nil
+}

@@ -1,0 +1,106 @@
+// Package scenario reads a scenario file (YAML, every parameter with its
+// unit in the key), validates it with errors that name the file, line and
+// key, assembles the system it describes and runs it.
+package scenario
+
+// Scenario is a whole run. Each field's doc gives its unit; the embedded
+// default.yaml gives the defaults and docs/scenario.md the ranges.
+type Scenario struct {
+	Seed        uint64      `yaml:"seed"`
+	Mode        string      `yaml:"mode"`
+	System      System      `yaml:"system"`
+	Model       string      `yaml:"model"`
+	CustomModel CustomModel `yaml:"custom_model"`
+	Accelerator Accelerator `yaml:"accelerator"`
+	CPU         CPU         `yaml:"cpu"`
+	FPGA        FPGA        `yaml:"fpga"`
+	Storage     Storage     `yaml:"storage"`
+	Workload    Workload    `yaml:"workload"`
+}
+
+// System is the overall design.
+type System struct {
+	Design          string  `yaml:"design"`
+	Nodes           int     `yaml:"nodes"`
+	Export          string  `yaml:"export"`
+	Routing         string  `yaml:"routing"`
+	MigrateFraction float64 `yaml:"migrate_fraction"`
+	NetworkGbps     float64 `yaml:"network_gbps"`
+	NetworkLatency  string  `yaml:"network_latency"`
+}
+
+// CustomModel is the shape of model: custom.
+type CustomModel struct {
+	Layers       int     `yaml:"layers"`
+	Hidden       int     `yaml:"hidden"`
+	Heads        int     `yaml:"heads"`
+	KVHeads      int     `yaml:"kv_heads"`
+	HeadDim      int     `yaml:"head_dim"`
+	Intermediate int     `yaml:"intermediate"`
+	Vocab        int     `yaml:"vocab"`
+	ParamsB      float64 `yaml:"params_b"`
+}
+
+// Accelerator is each node's accelerator.
+type Accelerator struct {
+	Device        string  `yaml:"device"`
+	TP            int     `yaml:"tp"`
+	WeightDType   string  `yaml:"weight_dtype"`
+	KVDType       string  `yaml:"kv_dtype"`
+	ReserveGB     float64 `yaml:"reserve_gb"`
+	KVBlockTokens int     `yaml:"kv_block_tokens"`
+	MaxBatch      int     `yaml:"max_batch"`
+	TokenBudget   int     `yaml:"token_budget"`
+}
+
+// CPU is each node's host.
+type CPU struct {
+	Cores            int     `yaml:"cores"`
+	RequestOverhead  string  `yaml:"request_overhead"`
+	DecisionOverhead string  `yaml:"decision_overhead"`
+	HashGBps         float64 `yaml:"hash_gbps"`
+	HostMemory       string  `yaml:"host_memory"`
+	HostMemoryModel  string  `yaml:"host_memory_model"`
+	HostAccess       string  `yaml:"host_access"`
+	GPULink          string  `yaml:"gpu_link"`
+}
+
+// FPGA is each node's FPGA card and the store's index.
+type FPGA struct {
+	ClockMHz        float64 `yaml:"clock_mhz"`
+	Hashing         string  `yaml:"hashing"`
+	BlockTokens     int     `yaml:"block_tokens"`
+	Buckets         int64   `yaml:"buckets"`
+	HashLanes       int     `yaml:"hash_lanes"`
+	RegionMiB       int64   `yaml:"region_mib"`
+	FreeDelay       string  `yaml:"free_delay"`
+	AllocPolicy     string  `yaml:"alloc_policy"`
+	Supersede       string  `yaml:"supersede"`
+	TTL             string  `yaml:"ttl"`
+	Placement       string  `yaml:"placement"`
+	Layout          string  `yaml:"layout"`
+	ExportMode      string  `yaml:"export_mode"`
+	QueryTasks      int     `yaml:"query_tasks"`
+	ExportTasks     int     `yaml:"export_tasks"`
+	PCIe            string  `yaml:"pcie"`
+	Exchange        string  `yaml:"exchange"`
+	P2PGBps         float64 `yaml:"p2p_gbps"`
+	CheckInvariants bool    `yaml:"check_invariants"`
+}
+
+// Storage is the external store (one pool, shared by every node).
+type Storage struct {
+	Device   string `yaml:"device"`
+	Capacity string `yaml:"capacity"`
+}
+
+// Workload is what arrives.
+type Workload struct {
+	Kind                 string  `yaml:"kind"`
+	Limit                int     `yaml:"limit"`
+	Sessions             int     `yaml:"sessions"`
+	SessionRatePerS      float64 `yaml:"session_rate_per_s"`
+	TurnsMean            float64 `yaml:"turns_mean"`
+	SystemPromptTokens   int     `yaml:"system_prompt_tokens"`
+	InterruptProbability float64 `yaml:"interrupt_probability"`
+}

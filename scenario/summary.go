@@ -1,0 +1,127 @@
+package scenario
+
+import (
+	"github.com/kvcosim/kvcosim/memory"
+	"github.com/kvcosim/kvcosim/reports"
+	"github.com/kvcosim/kvcosim/sim"
+)
+
+func ms(t sim.Time) float64 { return float64(t) / 1e9 }
+
+// Rows returns requests.csv's rows, in order of arrival.
+func (res *Result) Rows() []reports.RequestRow {
+	var rows []reports.RequestRow
+	for _, r := range res.Run.sys.Records() {
+		rows = append(rows, reports.RequestRow{ID: r.ID, Session: r.Session, Turn: r.Turn, Node: r.Node,
+			Decision: r.Decision.String(), Hit: r.Hit, ArrivalMs: ms(r.Arrival),
+			PromptTokens: r.PromptTokens, ReusedTokens: r.ReusedTokens, ResidentTokens: r.ResidentTokens,
+			ComputedTokens: r.ComputedTokens, Output: r.OutputTokens,
+			QueueMs: ms(r.Queue), QueryMs: ms(r.QueryTime), ImportMs: ms(r.Import), PrefillMs: ms(r.Prefill),
+			DecodeMs: ms(r.Decode), ExportMs: ms(r.Export), TTFTms: ms(r.TTFT), TPOTms: ms(r.TPOT), E2Ems: ms(r.E2E)})
+	}
+	return rows
+}
+
+// Summary returns the run's headline figures.
+func (res *Result) Summary() reports.Summary {
+	r := res.Run
+	now := r.eng.Now()
+	s := reports.Summary{Design: r.l.System.Design, Seed: r.l.Seed, Sessions: len(r.workload.Sessions),
+		SimTimeS: now.Seconds(), WallTimeS: res.Wall.Seconds(), Events: r.eng.Handled(),
+		RequestsRejected: r.sys.Rejected(), Decisions: map[string]int64{}, Bytes: map[string]int64{},
+		Utilization: map[string]float64{}, Evictions: map[string]int64{}, Store: map[string]int64{}}
+	var ttft, tpot, e2e []float64
+	var output int64
+	for _, rec := range r.sys.Records() {
+		if !rec.Done {
+			continue
+		}
+		s.RequestsCompleted++
+		ttft, e2e = append(ttft, ms(rec.TTFT)), append(e2e, ms(rec.E2E))
+		if rec.OutputTokens > 1 {
+			tpot = append(tpot, ms(rec.TPOT))
+		}
+		s.PromptTokens += rec.PromptTokens
+		s.PrefillTokensComputed += rec.ComputedTokens
+		s.PrefillTokensReused += rec.ReusedTokens
+		s.PrefillTokensResident += rec.ResidentTokens
+		output += rec.OutputTokens
+	}
+	s.TTFTms, s.TPOTms, s.E2Ems = reports.NewPercentiles(ttft), reports.NewPercentiles(tpot), reports.NewPercentiles(e2e)
+	if now > 0 {
+		s.ThroughputTokensPerS = float64(output) / now.Seconds()
+	}
+	if s.PromptTokens > 0 {
+		s.HitRatioTokens = float64(s.PrefillTokensReused) / float64(s.PromptTokens)
+	}
+	c := r.sys.Counts()
+	for k, v := range c.Decisions {
+		s.Decisions[k] = v
+	}
+	s.Decisions["query_hits"], s.Decisions["query_misses"] = c.QueryHits, c.QueryMiss
+	s.Decisions["migrations"] = c.Migrations
+	s.Evictions["device"] = c.DeviceEvictions
+	s.Store["exports"], s.Store["exports_failed"] = c.Exports, c.ExportFailed
+	r.fillComponents(&s, now)
+	return s
+}
+
+// fillComponents adds the bytes, utilisations and store figures.
+func (r *Run) fillComponents(s *reports.Summary, now sim.Time) {
+	ssd := r.ssd.Stats()
+	s.Bytes["storage_read"], s.Bytes["storage_write"] = ssd.BytesRead, ssd.BytesWritten
+	add := func(key string, v int64) { s.Bytes[key] += v }
+	busy := func(key string, t sim.Time) {
+		if now > 0 {
+			s.Utilization[key] += t.Seconds() / now.Seconds() / float64(len(r.nodes))
+		}
+	}
+	for _, n := range r.nodes {
+		read, written := hostBytes(n.host)
+		add("host_memory_read", read)
+		add("host_memory_write", written)
+		add("gpu_pcie_h2d", n.gpu.HostToCard.Stats().Bytes)
+		add("gpu_pcie_d2h", n.gpu.CardToHost.Stats().Bytes)
+		busy("accelerator", n.exec.Stats().Busy)
+		busy("gpu_pcie_h2d", n.gpu.HostToCard.Stats().Busy)
+		if n.card != nil {
+			add("fpga_pcie_h2c", n.card.HostToCard.Stats().Bytes)
+			add("fpga_pcie_c2h", n.card.CardToHost.Stats().Bytes)
+			add("p2p_to_gpu", n.p2pTo.Stats().Bytes)
+			add("p2p_from_gpu", n.p2pFrom.Stats().Bytes)
+			add("exchange_memory", n.exchange.Stats().Bytes)
+			busy("fpga_pcie_h2c", n.card.HostToCard.Stats().Busy)
+			busy("p2p_to_gpu", n.p2pTo.Stats().Busy)
+		}
+		if n.remote != nil {
+			to, from := n.remote.Links()
+			add("network_to_pool", to.Bytes)
+			add("network_from_pool", from.Bytes)
+		}
+	}
+	for i := range r.nodes {
+		busy("cpu", sim.TimeOf(r.sys.CPUStats(i, now).Utilisation*float64(now)))
+	}
+	busy("storage_link_read", ssd.CardToHost.Busy*sim.Time(len(r.nodes)))
+	if r.dir != nil {
+		st := r.dir.Stats()
+		s.Evictions["store"], s.Evictions["store_expired"] = st.Evictions, st.Expirations
+		s.InvariantChecks = st.Checks
+		f1, f2 := r.dir.FIFOLevels()
+		s.Store["links"], s.Store["fifo1_regions"], s.Store["fifo2_regions"] = int64(r.dir.Links()), int64(f1), int64(f2)
+		s.Store["regions_allocated"], s.Store["regions_freed"] = st.RegionsAllocated, st.RegionsFreed
+		s.Store["lookups"], s.Store["hops"] = st.Lookups, st.Hops
+	}
+}
+
+// hostBytes returns what a node's host memory read and wrote.
+func hostBytes(d memory.Device) (read, written int64) {
+	switch m := d.(type) {
+	case *memory.DRAM:
+		st := m.Stats()
+		return st.BytesRead, st.BytesWritten
+	case *memory.FlatMemory:
+		return m.ReadWriteBytes()
+	}
+	return 0, 0
+}
