@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -60,4 +62,47 @@ func TestCalibrateRejectsArguments(t *testing.T) {
 	assert.Contains(t, stderr, `unexpected argument "extra"`)
 	code, _, _ = simrun("calibrate", "--bogus")
 	assert.Equal(t, 2, code)
+}
+
+func TestRunWritesTheThreeFiles(t *testing.T) {
+	dir := t.TempDir()
+	code, stdout, stderr := simrun("run", "-o", dir, "--set", "workload.sessions=20", "--seed", "3")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "TTFT ms")
+	for _, f := range []string{"summary.json", "requests.csv", "scenario.yaml"} {
+		assert.FileExists(t, dir+"/"+f)
+	}
+	var sum map[string]any
+	data, err := os.ReadFile(dir + "/summary.json")
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(data, &sum))
+	for _, k := range []string{"design", "seed", "requests_completed", "sessions", "sim_time_s", "wall_time_s", "events",
+		"ttft_ms", "tpot_ms", "e2e_ms", "throughput_tokens_per_s", "prompt_tokens", "prefill_tokens_computed",
+		"prefill_tokens_reused", "hit_ratio_tokens", "decisions", "bytes", "utilization", "evictions", "invariant_checks"} {
+		assert.Contains(t, sum, k)
+	}
+	assert.Equal(t, 3.0, sum["seed"])
+	resolved, err := os.ReadFile(dir + "/scenario.yaml")
+	require.NoError(t, err)
+	assert.Contains(t, string(resolved), "sessions: 20")
+}
+
+func TestRunBadInputExitsTwoWithOneMessage(t *testing.T) {
+	bad := t.TempDir() + "/bad.yaml"
+	require.NoError(t, os.WriteFile(bad, []byte("system:\n  nodes: -1\n"), 0o644))
+	cases := [][]string{
+		{"run", "-c", bad},
+		{"run", "-c", t.TempDir() + "/none.yaml"},
+		{"run", "--set", "fpga.hashing=md5"},
+		{"run", "--seed", "x"},
+		{"run", "extra"},
+	}
+	for _, args := range cases {
+		code, _, stderr := simrun(args...)
+		assert.Equal(t, 2, code, "%v", args)
+		assert.Equal(t, 1, strings.Count(strings.TrimSpace(stderr), "\n")+1, "%v: one line: %s", args, stderr)
+		assert.NotContains(t, stderr, "goroutine", "no stack trace")
+	}
+	_, _, stderr := simrun("run", "-c", bad)
+	assert.Contains(t, stderr, "bad.yaml:2: key system.nodes: -1 is out of range")
 }

@@ -1,0 +1,50 @@
+package reports
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	_ "github.com/kvcosim/kvcosim/internal/golden"
+)
+
+func TestPercentilesAreNearestRank(t *testing.T) {
+	v := make([]float64, 100)
+	for i := range v {
+		v[i] = float64(100 - i) // 100 .. 1, unsorted
+	}
+	p := NewPercentiles(v)
+	assert.Equal(t, Percentiles{Mean: 50.5, P50: 50, P90: 90, P99: 99}, p)
+	assert.Equal(t, Percentiles{}, NewPercentiles(nil))
+	assert.Equal(t, Percentiles{Mean: 7, P50: 7, P90: 7, P99: 7}, NewPercentiles([]float64{7}))
+}
+
+func TestRequestsCSV(t *testing.T) {
+	var b bytes.Buffer
+	require.NoError(t, WriteRequestsCSV(&b, []RequestRow{{ID: 3, Session: 1, Turn: 2, Decision: "query", Hit: true, TTFTms: 12.5}}))
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	require.Len(t, lines, 2)
+	assert.Equal(t, strings.Join(RequestColumns, ","), lines[0])
+	assert.True(t, strings.HasPrefix(lines[1], "3,1,2,0,query,true,0.000000,"))
+	assert.Contains(t, lines[1], ",12.500000,")
+}
+
+// The map keys come out sorted, so the same run gives the same bytes.
+func ExampleSummary_WriteJSON() {
+	s := Summary{Design: "fpga", Decisions: map[string]int64{"query": 2, "continuation": 5}}
+	var b bytes.Buffer
+	_ = s.WriteJSON(&b)
+	for _, l := range strings.Split(b.String(), "\n") {
+		if strings.Contains(l, "design") || strings.Contains(l, "continuation") || strings.Contains(l, "\"query\"") {
+			fmt.Println(strings.TrimSpace(l))
+		}
+	}
+	// Output:
+	// "design": "fpga",
+	// "continuation": 5,
+	// "query": 2
+}

@@ -1,0 +1,142 @@
+package scenario
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	_ "github.com/kvcosim/kvcosim/internal/golden"
+	"github.com/kvcosim/kvcosim/reports"
+)
+
+func writeScenario(t *testing.T, text string) string {
+	path := filepath.Join(t.TempDir(), "scenario.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
+	return path
+}
+
+func TestLoadErrorsNameFileLineAndKey(t *testing.T) {
+	cases := []struct {
+		name, yaml string
+		sets       []string
+		want       string
+	}{
+		{"unknown key", "seed: 1\nsystem:\n  desgin: fpga\n", nil, "scenario.yaml:3: key system.desgin: unknown key (valid keys here: design, export"},
+		{"wrong type", "accelerator:\n  tp: four\n", nil, `scenario.yaml:2: key accelerator.tp: cannot use "four": want a whole number`},
+		{"out of range", "system:\n  nodes: 0\n", nil, "scenario.yaml:2: key system.nodes: 0 is out of range (allowed: 1 to 1024)"},
+		{"bad enum", "system:\n  design: gpu\n", nil, `scenario.yaml:2: key system.design: "gpu" is not allowed (allowed: recompute, cpu, fpga)`},
+		{"bad duration", "cpu:\n  host_access: 90 nanos\n", nil, `scenario.yaml:2: key cpu.host_access: duration "90 nanos"`},
+		{"bad size", "storage:\n  capacity: lots\n", nil, `scenario.yaml:2: key storage.capacity: size "lots"`},
+		{"buckets", "fpga:\n  buckets: 1000\n", nil, "scenario.yaml:2: key fpga.buckets: fpga: buckets = 1000: must be a power of two"},
+		{"unknown preset", "model: gpt-9\n", nil, `scenario.yaml:1: key model: unknown model "gpt-9": valid models are deepseek-v3`},
+		{"does not fit", "accelerator:\n  tp: 1\n", nil, "key model: model \"llama-3-70b\" does not fit 1 x h100-sxm"},
+		{"not a mapping", "system: 3\n", nil, "scenario.yaml:1: key system: expected a mapping of keys"},
+		{"bad yaml", "system: [\n", nil, "scenario.yaml: "},
+		{"set unknown", "seed: 2\n", []string{"fpga.lanes=4"}, "--set fpga.lanes=4: key fpga.lanes: unknown key"},
+		{"set bad value", "seed: 2\n", []string{"fpga.query_tasks=x"}, `--set fpga.query_tasks=x: key fpga.query_tasks: cannot use "x"`},
+		{"set range", "seed: 2\n", []string{"system.migrate_fraction=2", "system.routing=migrate"}, "--set system.migrate_fraction=2: key system.migrate_fraction: 2 is out of range"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Load(writeScenario(t, c.yaml), c.sets)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), c.want)
+		})
+	}
+	_, err := Load(filepath.Join(t.TempDir(), "missing.yaml"), nil)
+	assert.ErrorContains(t, err, "missing.yaml: cannot read the scenario")
+	_, err = Load(writeScenario(t, "\n  \n"), nil)
+	assert.ErrorContains(t, err, "the scenario file is empty")
+}
+
+func TestResolvedScenarioRoundTrips(t *testing.T) {
+	l, err := Load("", []string{"workload.sessions=7", "fpga.hashing=block"})
+	require.NoError(t, err)
+	again, err := LoadBytes("resolved.yaml", l.YAML(), nil)
+	require.NoError(t, err)
+	assert.Equal(t, l.Scenario, again.Scenario, "scenario.yaml reproduces the run")
+	assert.Contains(t, Keys(), "fpga.hashing")
+	assert.Contains(t, Keys(), "workload.limit")
+}
+
+// run executes a scenario with overrides and returns its summary and CSV.
+func run(t testing.TB, sets ...string) (reports.Summary, []byte) {
+	l, err := Load("", sets)
+	require.NoError(t, err)
+	r, err := Build(l)
+	require.NoError(t, err)
+	res, err := r.Execute()
+	require.NoError(t, err)
+	var csv bytes.Buffer
+	require.NoError(t, reports.WriteRequestsCSV(&csv, res.Rows()))
+	return res.Summary(), csv.Bytes()
+}
+
+func TestSameSeedSameBytes(t *testing.T) {
+	for _, design := range []string{"recompute", "cpu", "fpga"} {
+		a, csvA := run(t, "system.design="+design, "workload.sessions=40")
+		b, csvB := run(t, "system.design="+design, "workload.sessions=40")
+		a.WallTimeS, b.WallTimeS = 0, 0
+		var ja, jb bytes.Buffer
+		require.NoError(t, a.WriteJSON(&ja))
+		require.NoError(t, b.WriteJSON(&jb))
+		assert.Equal(t, ja.String(), jb.String(), design)
+		assert.Equal(t, csvA, csvB, design)
+		c, _ := run(t, "system.design="+design, "workload.sessions=40", "seed=2")
+		assert.NotEqual(t, a.TTFTms, c.TTFTms, "another seed, another run")
+	}
+}
+
+func TestClaim2Decisions(t *testing.T) {
+	s, _ := run(t, "workload.sessions=60", "accelerator.reserve_gb=40") // room for ~58 K tokens
+	d := s.Decisions
+	assert.Equal(t, int64(60), d["first_tokens"], "one first request per session")
+	assert.Equal(t, int64(s.RequestsCompleted), d["first_tokens"]+d["continuation"]+d["query"])
+	assert.Equal(t, d["query"], d["query_hits"]+d["query_misses"], "patent hashing: first requests never query")
+	assert.Greater(t, d["query_hits"], int64(0), "evicted sessions come back from the store")
+	assert.Equal(t, s.PromptTokens, s.PrefillTokensComputed+s.PrefillTokensReused+s.PrefillTokensResident)
+}
+
+func TestBlockHashingQueriesFirstRequests(t *testing.T) {
+	s, _ := run(t, "workload.sessions=40", "fpga.hashing=block", "fpga.block_tokens=256", "workload.system_prompt_tokens=600")
+	d := s.Decisions
+	assert.Equal(t, d["first_tokens"]+d["query"], d["query_hits"]+d["query_misses"], "first requests query too")
+	assert.GreaterOrEqual(t, s.PrefillTokensReused, int64(39*512), "every later session finds the shared system prompt's two blocks")
+}
+
+func TestMigrationImportsFromTheSharedPool(t *testing.T) {
+	s, _ := run(t, "workload.sessions=60", "system.nodes=2", "system.routing=migrate", "system.migrate_fraction=0.5", "accelerator.reserve_gb=40")
+	assert.Greater(t, s.Decisions["migrations"], int64(10))
+	assert.Greater(t, s.Decisions["query_hits"], s.Decisions["migrations"]/2, "a moved session's cache is in the shared pool")
+	assert.Greater(t, s.Bytes["network_from_pool"], int64(0))
+}
+
+func TestRecomputeReusesNothingAndIsSlowerThanFPGA(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the default workload")
+	}
+	recompute, _ := run(t, "system.design=recompute")
+	fpga, _ := run(t, "system.design=fpga")
+	cpu, _ := run(t, "system.design=cpu")
+	assert.Zero(t, recompute.PrefillTokensReused)
+	assert.Greater(t, fpga.PrefillTokensReused, int64(0))
+	assert.Greater(t, recompute.TTFTms.Mean, fpga.TTFTms.Mean)
+	assert.Greater(t, recompute.PrefillTokensComputed, fpga.PrefillTokensComputed)
+	t.Logf("mean TTFT: recompute %.1f ms, cpu %.1f ms, fpga %.1f ms; reused tokens cpu %d fpga %d",
+		recompute.TTFTms.Mean, cpu.TTFTms.Mean, fpga.TTFTms.Mean, cpu.PrefillTokensReused, fpga.PrefillTokensReused)
+}
+
+// BenchmarkRunSmall runs 100 sessions with the patent's design and reports
+// simulated requests per wall second.
+func BenchmarkRunSmall(b *testing.B) {
+	requests := 0
+	for b.Loop() {
+		s, _ := run(b, "workload.sessions=100")
+		requests += s.RequestsCompleted
+	}
+	b.ReportMetric(float64(requests)/b.Elapsed().Seconds(), "requests/s")
+}
