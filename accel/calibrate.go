@@ -92,7 +92,7 @@ func splitByConfig(ms []measurement) (fit, held []measurement) {
 // per-token time (a decode step of batch sequences at the mean context of
 // the generation) for a measured configuration, in ms.
 func predict(m Model, d Device, ms measurement) (promptMs, tokenMs float64) {
-	n := &Node{Model: m, Device: d, TP: ms.tp, WeightDType: BF16, KVDType: BF16, Kernels: FlashInferSampling{}}
+	n := &Node{Model: m, Device: d, TP: ms.tp, WeightDType: BF16, KVDType: BF16, Kernels: DefaultSampling()}
 	var prefill, decode Iteration
 	for range ms.batch {
 		prefill.Prefills = append(prefill.Prefills, Chunk{New: int64(ms.prompt), Last: true})

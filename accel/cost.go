@@ -153,7 +153,7 @@ func (n *Node) Cost(it Iteration) Cost {
 		Memory:    sim.TimeOf(bytes / tp / (float64(d.MemBandwidth) * eff.Memory) * 1e12),
 		AllReduce: n.allReduce(it.Tokens()), Overhead: eff.Overhead}
 	if n.Kernels != nil && it.Sequences() > 0 {
-		c.Kernels = n.Kernels.DecodeStep(it.Sequences(), n.Model.Vocab)
+		c.Kernels = d.KernelTime(n.Kernels.DecodeStep(it.Sequences(), n.Model.Vocab, meanContext(it)))
 	}
 	c.Total = max(c.Compute, c.Memory) + c.AllReduce + c.Overhead + c.Kernels
 	return c
@@ -170,4 +170,16 @@ func (n *Node) allReduce(tokens int64) sim.Time {
 	data := float64(tokens) * float64(n.Model.Hidden) * 2 // bf16 activations
 	per := 2*(tp-1)*float64(d.NVLinkHopLatency) + 2*(tp-1)/tp*data/(float64(d.NVLinkBandwidth)*d.AllReduceEfficiency)*1e12
 	return sim.TimeOf(2 * float64(n.Model.Layers) * per)
+}
+
+// meanContext is the mean context of the iteration's decodes.
+func meanContext(it Iteration) int64 {
+	if len(it.Decodes) == 0 {
+		return 0
+	}
+	sum := int64(0)
+	for _, c := range it.Decodes {
+		sum += c
+	}
+	return sum / int64(len(it.Decodes))
 }

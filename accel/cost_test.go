@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/kvcosim/kvcosim/accel/kernels"
 	"github.com/kvcosim/kvcosim/sim"
 )
 
@@ -73,10 +74,24 @@ func TestPrefillEfficiencyAppliesToMixedIterations(t *testing.T) {
 
 func TestKernelHookChargesSequences(t *testing.T) {
 	n := toyNode(t, 1)
-	n.Kernels = FlashInferSampling{}
+	n.Device.SMs, n.Device.KernelLaunch = 4, 100
+	n.Kernels = DefaultSampling()
 	c := n.Cost(Iteration{Decodes: []int64{1, 2}, Prefills: []Chunk{{New: 4}, {New: 4, Last: true}}})
-	assert.Equal(t, FlashInferSampling{}.DecodeStep(3, 10), c.Kernels, "two decodes and one finished prompt sample")
-	assert.Equal(t, sim.TimeOf(550e6+3*6.5e6), FlashInferSampling{}.DecodeStep(3, 131072))
+	want := n.Device.KernelTime(DefaultSampling().DecodeStep(3, 10, 1))
+	assert.Equal(t, want, c.Kernels, "two decodes and one finished prompt sample")
+	// memory at half efficiency, plus one launch
+	w := kernels.Work{Bytes: 1e6, Launches: 1}
+	assert.Equal(t, sim.TimeOf(1e6/0.5)+100, n.Device.KernelTime(w))
+	// a serial floor at one SM's share of the bandwidth: 1e12 / 4 B/s
+	w = kernels.Work{SerialBytes: 1e3}
+	assert.Equal(t, sim.TimeOf(4e3), n.Device.KernelTime(w))
+}
+
+func TestBeamKernelChargesTheReorder(t *testing.T) {
+	b := BeamSearch{Beams: 4, Layers: 32, Hidden: 4096, DType: kernels.BFloat16}
+	short, long := b.DecodeStep(32, 128256, 100), b.DecodeStep(32, 128256, 1100)
+	assert.Equal(t, kernels.ReorderBytes(8, 4, 1000, 32, 4096, kernels.BFloat16), long.Bytes-short.Bytes,
+		"1,000 more steps of K and V copied per layer and beam")
 }
 
 func TestNodeRejects(t *testing.T) {
@@ -145,7 +160,7 @@ func TestExecutor(t *testing.T) {
 func BenchmarkCost(b *testing.B) {
 	m, _ := ModelPreset("llama-3-70b")
 	d, _ := DevicePreset("h100-sxm")
-	n, err := NewNode(m, d, 4, BF16, BF16, 0, FlashInferSampling{})
+	n, err := NewNode(m, d, 4, BF16, BF16, 0, DefaultSampling())
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -34,6 +34,10 @@ type Device struct {
 	// AllReduceEfficiency is the fraction of NVLink bandwidth an all-reduce
 	// reaches.
 	AllReduceEfficiency float64
+	// SMs is the number of streaming multiprocessors; KernelLaunch the
+	// cost of one kernel launch.
+	SMs          int
+	KernelLaunch sim.Time
 }
 
 // Validate checks the device; errors name the parameter and range.
@@ -77,20 +81,24 @@ type fit struct {
 	HopLatency      sim.Time
 }
 
-func device(name string, tflops, tbps float64, gb int64, nvlinkGBps float64, f fit) Device {
+// kernelLaunch is a kernel launch with its stream synchronisation (a few
+// microseconds on current GPUs).
+const kernelLaunch = 4 * sim.Microsecond
+
+func device(name string, tflops, tbps float64, gb int64, nvlinkGBps float64, sms int, f fit) Device {
 	return Device{Name: name, PeakFLOPS: tflops * 1e12, MemBandwidth: sim.Bandwidth(tbps * 1e12), MemBytes: gb * 1_000_000_000,
 		NVLinkBandwidth: sim.Bandwidth(nvlinkGBps * 1e9), NVLinkHopLatency: f.HopLatency,
-		Prefill: f.Prefill, Decode: f.Decode, AllReduceEfficiency: f.AllReduce}
+		Prefill: f.Prefill, Decode: f.Decode, AllReduceEfficiency: f.AllReduce, SMs: sms, KernelLaunch: kernelLaunch}
 }
 
 // Device presets from the vendors' datasheets: dense bf16 peak, HBM
 // bandwidth and size, NVLink bandwidth per direction.
 var devicePresets = map[string]Device{
-	"h100-sxm":  device("h100-sxm", 989.4, 3.35, 80, 450, h100Fit),
-	"h200":      device("h200", 989.4, 4.8, 141, 450, h100Fit),
-	"a100-80gb": device("a100-80gb", 312, 2.039, 80, 300, a100Fit),
-	"h800":      device("h800", 989.4, 3.35, 80, 200, h100Fit),
-	"a800":      device("a800", 312, 2.039, 80, 200, a100Fit),
+	"h100-sxm":  device("h100-sxm", 989.4, 3.35, 80, 450, 132, h100Fit),
+	"h200":      device("h200", 989.4, 4.8, 141, 450, 132, h100Fit),
+	"a100-80gb": device("a100-80gb", 312, 2.039, 80, 300, 108, a100Fit),
+	"h800":      device("h800", 989.4, 3.35, 80, 200, 132, h100Fit),
+	"a800":      device("a800", 312, 2.039, 80, 200, 108, a100Fit),
 }
 
 // DevicePreset returns a device by name; an unknown name lists the valid

@@ -1,21 +1,56 @@
 package accel
 
-import "github.com/kvcosim/kvcosim/sim"
+import (
+	"github.com/kvcosim/kvcosim/accel/kernels"
+	"github.com/kvcosim/kvcosim/sim"
+)
 
-// KernelCost prices the decoding kernels (sampling or beam search) that a
-// decode iteration runs for its sequences. The kernels package provides
-// the real cost models; FlashInferSampling is the placeholder.
+// KernelCost gives the work of the decoding kernels (sampling or beam
+// search) that an iteration runs for its sequences; the node turns it into
+// time with its bandwidth, compute and launch overhead. meanContext is the
+// sequences' mean context length (the step of a beam search).
 type KernelCost interface {
-	DecodeStep(sequences, vocab int) sim.Time
+	DecodeStep(sequences, vocab int, meanContext int64) kernels.Work
 }
 
-// FlashInferSampling is a placeholder kernel cost from FlashInfer's
-// published H100 sampling figures at a 128 K vocab: about 0.55 ms plus
-// 0.0065 ms per sequence, scaled linearly with the vocab.
-type FlashInferSampling struct{}
+// Sampling is the fused TopK-TopP-Sample operator (kernels.SampleWork),
+// the patent's accelerator's sampler: top-k, top-p and a q draw per step.
+type Sampling struct {
+	TopK int
+	TopP bool
+}
 
-// DecodeStep returns the sampling time of one decode step.
-func (FlashInferSampling) DecodeStep(sequences, vocab int) sim.Time {
-	scale := float64(vocab) / 131072
-	return sim.TimeOf((550e6 + 6.5e6*float64(sequences)) * scale)
+// DefaultSampling is top-k 50 with top-p and q.
+func DefaultSampling() Sampling { return Sampling{TopK: 50, TopP: true} }
+
+// DecodeStep returns the operator's work for the sequences.
+func (s Sampling) DecodeStep(sequences, vocab int, _ int64) kernels.Work {
+	return kernels.SampleWork(sequences, vocab, kernels.Float32,
+		kernels.SampleStages{TopK: s.TopK > 0, K: s.TopK, TopP: s.TopP, Q: true})
+}
+
+// BeamSearch is FasterTransformer v2.0's beam kernels with the KV-cache
+// reorder: its copy traffic reaches the device memory through the node's
+// memory time.
+type BeamSearch struct {
+	Beams, Layers, Hidden int
+	DType                 kernels.DType
+}
+
+// DecodeStep returns the beam kernels' work; sequences counts beams.
+func (b BeamSearch) DecodeStep(sequences, vocab int, meanContext int64) kernels.Work {
+	batch := max(1, sequences/b.Beams)
+	return kernels.BeamWork(batch, b.Beams, vocab, int(meanContext), b.Layers, b.Hidden, b.DType)
+}
+
+// KernelTime turns kernel work into time on the device: the larger of its
+// memory time (at the decode memory efficiency) and compute time, plus the
+// bytes one thread block streams alone at its SM's share of the bandwidth,
+// plus the launches.
+func (d Device) KernelTime(w kernels.Work) sim.Time {
+	bw := float64(d.MemBandwidth)
+	memory := w.Bytes / (bw * d.Decode.Memory)
+	compute := w.Ops / d.PeakFLOPS
+	serial := w.SerialBytes / (bw / float64(max(1, d.SMs)))
+	return sim.TimeOf((max(memory, compute)+serial)*1e12) + sim.Time(w.Launches)*d.KernelLaunch
 }

@@ -137,7 +137,7 @@ func (r *resolver) resolveAccelerator(sc *Scenario, out *resolved) {
 	if r.err != nil {
 		return
 	}
-	node, err := accel.NewNode(m, dev, a.TP, wdt, kvdt, int64(a.ReserveGB*1e9), accel.FlashInferSampling{})
+	node, err := accel.NewNode(m, dev, a.TP, wdt, kvdt, int64(a.ReserveGB*1e9), accel.DefaultSampling())
 	r.check("model", err)
 	out.node, out.kvBlock = node, int64(a.KVBlockTokens)
 	out.host.MaxBatch, out.host.TokenBudget = a.MaxBatch, int64(a.TokenBudget)

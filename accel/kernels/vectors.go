@@ -1,0 +1,258 @@
+package kernels
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+)
+
+// The golden-vector schemas of conformance/FORMAT.md.
+const (
+	SchemaBeam     = "hf-beam-golden/v1"
+	SchemaSampleV2 = "ascend-topktoppsample-v2-golden/v1"
+	SchemaSampleV1 = "ascend-topktoppsample-v1-golden/v1"
+)
+
+// jfloat is a JSON number, or "-inf", "inf" or "nan".
+type jfloat float64
+
+// UnmarshalJSON reads a number or one of the non-finite strings.
+func (f *jfloat) UnmarshalJSON(b []byte) error {
+	var s string
+	if json.Unmarshal(b, &s) == nil {
+		switch s {
+		case "-inf":
+			*f = jfloat(math.Inf(-1))
+		case "inf":
+			*f = jfloat(math.Inf(1))
+		case "nan":
+			*f = jfloat(math.NaN())
+		default:
+			return fmt.Errorf("number %q: want a number, \"-inf\", \"inf\" or \"nan\"", s)
+		}
+		return nil
+	}
+	var x float64
+	if err := json.Unmarshal(b, &x); err != nil {
+		return err
+	}
+	*f = jfloat(x)
+	return nil
+}
+
+// CaseResult is one case's outcome: Err is empty when it passed.
+type CaseResult struct {
+	Name, Err string
+}
+
+// VectorFile is a golden-vector file's schema and raw cases.
+type VectorFile struct {
+	Schema string            `json:"schema"`
+	Cases  []json.RawMessage `json:"cases"`
+}
+
+// ReadVectors reads a file and checks its schema is known.
+func ReadVectors(path string) (*VectorFile, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	var f VectorFile
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, fmt.Errorf("%s: not a golden-vector file: %v", path, err)
+	}
+	switch f.Schema {
+	case SchemaBeam, SchemaSampleV1, SchemaSampleV2:
+	default:
+		return nil, fmt.Errorf("%s: unknown schema %q (known: %s, %s, %s)", path, f.Schema, SchemaBeam, SchemaSampleV2, SchemaSampleV1)
+	}
+	return &f, nil
+}
+
+// Run runs every case of the file.
+func (f *VectorFile) Run() []CaseResult {
+	out := make([]CaseResult, len(f.Cases))
+	for i, raw := range f.Cases {
+		var head struct {
+			Name string `json:"name"`
+		}
+		_ = json.Unmarshal(raw, &head)
+		if head.Name == "" {
+			head.Name = "case " + strconv.Itoa(i)
+		}
+		var err error
+		switch f.Schema {
+		case SchemaBeam:
+			err = runBeamCase(raw)
+		case SchemaSampleV2:
+			err = runSampleCase(raw, true)
+		default:
+			err = runSampleCase(raw, false)
+		}
+		out[i] = CaseResult{Name: head.Name}
+		if err != nil {
+			out[i].Err = err.Error()
+		}
+	}
+	return out
+}
+
+// sampleCase is a case of either sampling schema.
+type sampleCase struct {
+	Inputs struct {
+		Batch         int        `json:"batch"`
+		Vocab         int        `json:"vocab"`
+		LogitsDType   string     `json:"logits_dtype"`
+		Logits        [][]jfloat `json:"logits"`
+		TopK          []int32    `json:"top_k"`
+		TopP          []jfloat   `json:"top_p"`
+		MinPs         []jfloat   `json:"min_ps"`
+		Q             [][]jfloat `json:"q"`
+		Eps           float64    `json:"eps"`
+		NeedLogits    bool       `json:"is_need_logits"`
+		TopKGuess     int        `json:"top_k_guess"`
+		KsMax         int        `json:"ks_max"`
+		InputIsLogits *bool      `json:"input_is_logits"`
+		NeedSample    bool       `json:"is_need_sample_result"`
+	} `json:"inputs"`
+	Expected struct {
+		KeptCount   []int   `json:"kept_count"`
+		SelectIdx   []int64 `json:"logits_select_idx"`
+		TopKPSelect *struct {
+			Fill    jfloat        `json:"fill"`
+			Entries [][][2]jfloat `json:"entries"`
+		} `json:"logits_top_kp_select"`
+		LogitsIdx  [][]int64  `json:"logits_idx"`
+		SortMasked [][]jfloat `json:"logits_sort_masked"`
+	} `json:"expected"`
+}
+
+func flat(rows [][]jfloat) []float32 {
+	if rows == nil {
+		return nil
+	}
+	var out []float32
+	for _, r := range rows {
+		for _, x := range r {
+			out = append(out, float32(x))
+		}
+	}
+	return out
+}
+
+func floats(v []jfloat) []float32 {
+	if v == nil {
+		return nil
+	}
+	out := make([]float32, len(v))
+	for i, x := range v {
+		out[i] = float32(x)
+	}
+	return out
+}
+
+// input converts a case's inputs to the operator's.
+func (c *sampleCase) input() (SampleInput, error) {
+	i := c.Inputs
+	in := SampleInput{Batch: i.Batch, Vocab: i.Vocab, Logits: flat(i.Logits), TopK: i.TopK, TopP: floats(i.TopP),
+		MinPs: floats(i.MinPs), Q: flat(i.Q), Eps: float32(i.Eps), IsNeedLogits: i.NeedLogits, TopKGuess: i.TopKGuess,
+		KsMax: i.KsMax, InputIsLogits: i.InputIsLogits == nil || *i.InputIsLogits, IsNeedSampleResult: i.NeedSample}
+	if i.LogitsDType != "" {
+		d, err := ParseDType(i.LogitsDType)
+		if err != nil {
+			return in, err
+		}
+		in.DType = d
+	}
+	return in, nil
+}
+
+func runSampleCase(raw json.RawMessage, v2 bool) error {
+	var c sampleCase
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return fmt.Errorf("unreadable case: %v", err)
+	}
+	in, err := c.input()
+	if err != nil {
+		return err
+	}
+	op := TopKTopPSampleV1
+	if v2 {
+		op = TopKTopPSampleV2
+	}
+	var results [2]SampleOutput
+	for i, force := range []bool{false, true} { // fast path and full sort
+		if results[i], err = op(in, force); err != nil {
+			return err
+		}
+	}
+	if err := c.compare(&results[0], v2); err != nil {
+		return err
+	}
+	if err := c.compare(&results[1], v2); err != nil {
+		return fmt.Errorf("full-sort path: %v", err)
+	}
+	return nil
+}
+
+// compare checks an output against the case's expectations.
+func (c *sampleCase) compare(o *SampleOutput, v2 bool) error {
+	e := &c.Expected
+	if e.KeptCount != nil && fmt.Sprint(e.KeptCount) != fmt.Sprint(o.KeptCount) {
+		return fmt.Errorf("kept_count %v, want %v", o.KeptCount, e.KeptCount)
+	}
+	if e.SelectIdx != nil && fmt.Sprint(e.SelectIdx) != fmt.Sprint(o.SelectIdx) {
+		return fmt.Errorf("logits_select_idx %v, want %v", o.SelectIdx, e.SelectIdx)
+	}
+	if e.TopKPSelect != nil {
+		if err := compareTopKP(o, e.TopKPSelect.Entries, float32(e.TopKPSelect.Fill), c.Inputs.Vocab, v2); err != nil {
+			return err
+		}
+	}
+	for b, ids := range e.LogitsIdx {
+		if fmt.Sprint(ids) != fmt.Sprint(o.LogitsIdx[b]) {
+			return fmt.Errorf("logits_idx row %d: %v, want %v", b, o.LogitsIdx[b], ids)
+		}
+	}
+	for b, probs := range e.SortMasked {
+		if len(probs) != len(o.LogitsSortMasked[b]) {
+			return fmt.Errorf("logits_sort_masked row %d: %d values, want %d", b, len(o.LogitsSortMasked[b]), len(probs))
+		}
+		for j, want := range probs {
+			got := float64(o.LogitsSortMasked[b][j])
+			if math.Abs(got-float64(want)) > 1e-6+1e-5*math.Abs(float64(want)) {
+				return fmt.Errorf("logits_sort_masked[%d][%d] = %v, want %v", b, j, got, float64(want))
+			}
+		}
+	}
+	return nil
+}
+
+// compareTopKP checks the listed entries exactly and, for V2, that every
+// other position holds the fill (V1 files dispute the fill: only entries).
+func compareTopKP(o *SampleOutput, entries [][][2]jfloat, fill float32, vocab int, v2 bool) error {
+	if o.TopKPSelect == nil {
+		return fmt.Errorf("logits_top_kp_select missing")
+	}
+	for b, row := range entries {
+		listed := map[int]bool{}
+		for _, en := range row {
+			idx := int(en[0])
+			listed[idx] = true
+			if got := o.TopKPSelect[b*vocab+idx]; got != float32(en[1]) {
+				return fmt.Errorf("logits_top_kp_select[%d][%d] = %v, want %v", b, idx, got, float32(en[1]))
+			}
+		}
+		if !v2 {
+			continue
+		}
+		for v := range vocab {
+			if got := o.TopKPSelect[b*vocab+v]; !listed[v] && got != fill && !(math.IsInf(float64(got), -1) && math.IsInf(float64(fill), -1)) {
+				return fmt.Errorf("logits_top_kp_select[%d][%d] = %v, want the fill %v", b, v, got, fill)
+			}
+		}
+	}
+	return nil
+}
