@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/kvcosim/kvcosim/accel/kernels"
 	"github.com/kvcosim/kvcosim/sim"
 )
 
@@ -211,7 +212,7 @@ func BreakEvenBandwidth(m Model, d Device, tp int, prefix int64) float64 {
 
 // Calibrations are the accelerator's checks for `simrun calibrate`: KV
 // bytes per token of every preset, the held-out errors of the fit, and the
-// Mooncake break-even bandwidths.
+// Mooncake break-even bandwidths, and the sampling kernels' costs.
 func Calibrations() ([]sim.Calibration, error) {
 	var out []sim.Calibration
 	kv := map[string]float64{"llama-2-7b": 524288, "llama-2-70b": 327680, "llama-3-8b": 131072, "llama-3-70b": 327680,
@@ -242,5 +243,29 @@ func Calibrations() ([]sim.Calibration, error) {
 		out = append(out, sim.NewCalibration("llama-3-70b break-even storage bandwidth, 8 x "+c.dev, c.target,
 			BreakEvenBandwidth(llama3, devicePresets[c.dev], 8, 8192)/1e9, "GB/s", 0.15, mooncake))
 	}
-	return out, nil
+	return append(out, samplingCalibrations()...), nil
+}
+
+// samplingVocab is the 128 K vocabulary of FlashInfer's sampling benchmark
+// (Llama 3's 128,256 tokens).
+const samplingVocab = 128256
+
+// samplingCalibrations compare the sampling cost models on H100 with
+// FlashInfer's published timings: its rejection-sampling kernel at three
+// batches, and the PyTorch sort-based path at batch 128 (the fitted point
+// of kernels.SortBandwidthFraction, so it checks the fit, not the model).
+func samplingCalibrations() []sim.Calibration {
+	const src = "FlashInfer blog 'Sorting-Free GPU Kernels for LLM Sampling' (2025-03-10), H100, vocab 128 K, top-k/top-p"
+	h100 := devicePresets["h100-sxm"]
+	ms := func(w kernels.Work) float64 { return h100.KernelTime(w).Seconds() * 1e3 }
+	var out []sim.Calibration
+	for _, c := range []struct {
+		batch  int
+		target float64
+	}{{2, 0.56}, {32, 0.84}, {128, 1.27}} {
+		out = append(out, sim.NewCalibration(fmt.Sprintf("flashinfer top-k/top-p sampling, h100, batch %d", c.batch), c.target,
+			ms(kernels.FlashInferWork(c.batch, samplingVocab)), "ms", 0.15, src))
+	}
+	return append(out, sim.NewCalibration("pytorch sort-based top-k/top-p sampling, h100, batch 128", 5.4,
+		ms(kernels.SortBasedWork(128, samplingVocab)), "ms", 0.15, src+"; bandwidth fraction fitted here"))
 }

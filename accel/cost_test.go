@@ -85,13 +85,18 @@ func TestKernelHookChargesSequences(t *testing.T) {
 	// a serial floor at one SM's share of the bandwidth: 1e12 / 4 B/s
 	w = kernels.Work{SerialBytes: 1e3}
 	assert.Equal(t, sim.TimeOf(4e3), n.Device.KernelTime(w))
+	// a kernel attaining a quarter of the streaming bandwidth
+	w = kernels.Work{Bytes: 1e6, BandwidthFraction: 0.25}
+	assert.Equal(t, sim.TimeOf(1e6/0.5/0.25), n.Device.KernelTime(w))
 }
 
 func TestBeamKernelChargesTheReorder(t *testing.T) {
 	b := BeamSearch{Beams: 4, Layers: 32, Hidden: 4096, DType: kernels.BFloat16}
 	short, long := b.DecodeStep(32, 128256, 100), b.DecodeStep(32, 128256, 1100)
-	assert.Equal(t, kernels.ReorderBytes(8, 4, 1000, 32, 4096, kernels.BFloat16), long.Bytes-short.Bytes,
-		"1,000 more steps of K and V copied per layer and beam")
+	assert.Equal(t, 2*kernels.ReorderBytes(8, 4, 1000, 32, 4096, kernels.BFloat16), long.Bytes-short.Bytes,
+		"1,000 more steps of K and V copied (read and written) per layer and beam")
+	assert.Equal(t, 32*8*4*1000*4096*2*2.0, kernels.ReorderBytes(8, 4, 1000, 32, 4096, kernels.BFloat16),
+		"layers x batch x beams x step x hidden x 2 x bytes per element")
 }
 
 func TestNodeRejects(t *testing.T) {

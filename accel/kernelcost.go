@@ -49,7 +49,11 @@ func (b BeamSearch) DecodeStep(sequences, vocab int, meanContext int64) kernels.
 // plus the launches.
 func (d Device) KernelTime(w kernels.Work) sim.Time {
 	bw := float64(d.MemBandwidth)
-	memory := w.Bytes / (bw * d.Decode.Memory)
+	fraction := w.BandwidthFraction
+	if fraction == 0 {
+		fraction = 1
+	}
+	memory := w.Bytes / (bw * d.Decode.Memory * fraction)
 	compute := w.Ops / d.PeakFLOPS
 	serial := w.SerialBytes / (bw / float64(max(1, d.SMs)))
 	return sim.TimeOf((max(memory, compute)+serial)*1e12) + sim.Time(w.Launches)*d.KernelLaunch

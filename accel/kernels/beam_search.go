@@ -58,7 +58,9 @@ func BeamSearch(p BeamParams, prompts [][]int, model Model) (BeamResult, error) 
 	}
 	stopped := "max_length"
 	for s.curLen < p.MaxLength {
-		s.step(model)
+		if err := s.step(model); err != nil {
+			return BeamResult{}, err
+		}
 		if !slices.Contains(s.done, false) {
 			stopped = "all_done"
 			break
@@ -68,7 +70,7 @@ func BeamSearch(p BeamParams, prompts [][]int, model Model) (BeamResult, error) 
 }
 
 // step runs one decoding step for every request not done.
-func (s *beamState) step(model Model) {
+func (s *beamState) step(model Model) error {
 	nb := s.p.NumBeams
 	cur := s.curLen + 1 // the length the candidates' scores are for
 	newRows := slices.Clone(s.rows)
@@ -78,11 +80,14 @@ func (s *beamState) step(model Model) {
 		if s.done[b] {
 			continue
 		}
-		logits := make([][]float32, nb)
-		for j := range nb {
-			logits[j] = model(s.rows[b*nb+j])
+		logProbs, err := s.logProbs(model, b)
+		if err != nil {
+			return err
 		}
-		cands := BeamStep(logits, s.scores[b*nb:(b+1)*nb], &s.p, s.curLen-s.promptLen < s.p.MinNewTokens)
+		cands, err := BeamStep(logProbs, s.scores[b*nb:(b+1)*nb], &s.p, s.curLen-s.promptLen < s.p.MinNewTokens)
+		if err != nil {
+			return err
+		}
 		filled := 0
 		for rank, c := range cands {
 			row := b*nb + c.Beam
@@ -105,6 +110,27 @@ func (s *beamState) step(model Model) {
 	}
 	s.rows, s.scores, s.indices = newRows, newScores, newIndices
 	s.curLen++
+	return nil
+}
+
+// logProbs runs the model on request b's live beams and log-softmaxes the
+// logits; a wrong length or a NaN is an error naming the request, beam and
+// step.
+func (s *beamState) logProbs(model Model, b int) ([][]float32, error) {
+	nb := s.p.NumBeams
+	out := make([][]float32, nb)
+	for j := range nb {
+		logits := model(s.rows[b*nb+j])
+		if len(logits) != s.p.Vocab {
+			return nil, fmt.Errorf("model logits for request %d, beam %d at length %d: %d values, want vocab = %d",
+				b, j, s.curLen, len(logits), s.p.Vocab)
+		}
+		var nan int
+		if out[j], nan = LogSoftmax(logits, nil); nan >= 0 {
+			return nil, fmt.Errorf("model logits for request %d, beam %d at length %d: logits[%d] is NaN", b, j, s.curLen, nan)
+		}
+	}
+	return out, nil
 }
 
 // finalize adds the open beams of requests not done, keeps the best

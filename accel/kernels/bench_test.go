@@ -88,8 +88,12 @@ func BenchmarkTopKTopPSampleFullSort(b *testing.B) {
 	report(b, 4*len(in.Logits))
 }
 
+// beamBenchInput gives each request's beams' log-probabilities.
 func beamBenchInput() ([][][]float32, []float32, BeamParams) {
 	flat := benchLogits(beamBatch * beamBeams * beamVocab)
+	for start := 0; start < len(flat); start += beamVocab {
+		LogSoftmax(flat[start:start+beamVocab], flat[start:start])
+	}
 	rows := make([][][]float32, beamBatch)
 	for r := range rows {
 		for j := range beamBeams {
@@ -106,7 +110,9 @@ func BenchmarkBeamStep(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		for _, req := range rows {
-			_ = BeamStep(req, scores, &p, false)
+			if _, err := BeamStep(req, scores, &p, false); err != nil {
+				b.Fatal(err)
+			}
 		}
 	}
 	report(b, 4*beamBatch*beamBeams*beamVocab)

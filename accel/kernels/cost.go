@@ -6,14 +6,13 @@ import "math"
 // turn into time: Bytes through device memory, Ops of arithmetic,
 // SerialBytes that one thread block must stream by itself (a per-row
 // floor: its SM's share of the memory bandwidth), and kernel Launches.
+// BandwidthFraction is the share of the device's streaming bandwidth the
+// kernel attains on its Bytes (0 means all of it); only fitted kernels set
+// it.
 type Work struct {
 	Bytes, Ops, SerialBytes float64
 	Launches                int
-}
-
-// Add sums two calls' work.
-func (w Work) Add(o Work) Work {
-	return Work{Bytes: w.Bytes + o.Bytes, Ops: w.Ops + o.Ops, SerialBytes: max(w.SerialBytes, o.SerialBytes), Launches: w.Launches + o.Launches}
+	BandwidthFraction       float64
 }
 
 // SampleStages says which stages a sampling call runs.
@@ -66,13 +65,20 @@ func FlashInferWork(batch, vocab int) Work {
 // SortBasedWork is the PyTorch path (softmax, sort, cumsum, mask,
 // renormalise, multinomial): per element a float32 value and an int64 index
 // through a four-digit radix sort (read and write both each digit, plus
-// its histogram), and eight more elementwise passes. Many launches.
+// its histogram), and eight more elementwise passes. Many launches. The
+// segmented sort attains only SortBandwidthFraction of the streaming
+// bandwidth.
 func SortBasedWork(batch, vocab int) Work {
 	n := float64(batch) * float64(vocab)
 	const radixPasses, keyValue = 4, 12.0
 	bytes := n*(radixPasses*(2*keyValue+4)) + n*8*4
-	return Work{Bytes: bytes, Ops: n * (radixPasses*8 + 40), Launches: 6 + 2*radixPasses}
+	return Work{Bytes: bytes, Ops: n * (radixPasses*8 + 40), Launches: 6 + 2*radixPasses, BandwidthFraction: SortBandwidthFraction}
 }
+
+// SortBandwidthFraction is fitted to FlashInfer's PyTorch baseline (5.4 ms
+// at batch 128, vocab 128 K on H100; see docs/kernels.md): a segmented radix
+// sort with 64-bit indices streams at about a seventh of a plain pass.
+const SortBandwidthFraction = 0.15
 
 // BeamWork is FasterTransformer v2.0's beam-search step for batch x beams
 // sequences at decoding step step: add the cumulative log-probs (read the
@@ -87,13 +93,13 @@ func BeamWork(batch, beams, vocab, step, layers, hidden int, dtype DType) Work {
 	blocks := math.Ceil(v / 1024)
 	logits := rows * v * 4 * 2
 	topk := rows*v*4 + rows*blocks*k*8*2
-	return Work{Bytes: logits + topk + ReorderBytes(batch, beams, step, layers, hidden, dtype),
+	return Work{Bytes: logits + topk + 2*ReorderBytes(batch, beams, step, layers, hidden, dtype),
 		Ops: rows * v * (3 + math.Log2(k)), Launches: 5}
 }
 
-// ReorderBytes is the KV-cache reorder's copy traffic for one step:
-// layers x batch x beams x step x hidden x 2 (K and V) x element bytes, read
-// and written.
+// ReorderBytes is the KV-cache reorder's copy size for one step:
+// layers x batch x beams x step x hidden x 2 (K and V) x element bytes;
+// BeamWork charges it twice, once read and once written.
 func ReorderBytes(batch, beams, step, layers, hidden int, dtype DType) float64 {
-	return 2 * float64(layers) * float64(batch) * float64(beams) * float64(step) * float64(hidden) * 2 * float64(dtype.Bytes())
+	return float64(layers) * float64(batch) * float64(beams) * float64(step) * float64(hidden) * 2 * float64(dtype.Bytes())
 }

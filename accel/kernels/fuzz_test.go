@@ -111,12 +111,16 @@ func FuzzBeamStep(f *testing.F) {
 		if !slices.EqualFunc(got.Sequences, want.Sequences, slices.Equal) || !slices.EqualFunc(got.BeamIndices, want.BeamIndices, slices.Equal) {
 			t.Fatalf("sequences %v / %v, reference %v / %v", got.Sequences, got.BeamIndices, want.Sequences, want.BeamIndices)
 		}
-		logits := make([][]float32, nb)
+		logProbs := make([][]float32, nb)
 		beamScores := make([]float32, nb)
-		for j := range logits {
-			logits[j], beamScores[j] = m.Logits([]int{3, j}), -float32(j)
+		for j := range logProbs {
+			logProbs[j], _ = LogSoftmax(m.Logits([]int{3, j}), nil)
+			beamScores[j] = -float32(j)
 		}
-		cands := BeamStep(logits, beamScores, &p, knobs&1 == 1)
+		cands, err := BeamStep(logProbs, beamScores, &p, knobs&1 == 1)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if len(cands) != max(2, 1+len(p.EOS))*nb {
 			t.Fatalf("%d candidates for %d beams and %d EOS ids", len(cands), nb, len(p.EOS))
 		}

@@ -18,30 +18,41 @@ func TopKTopPSampleV1(in SampleInput, forceFullSort bool) (SampleOutput, error) 
 	var s scratch
 	for b := range in.Batch {
 		vals := in.rowValues(b, &s)
-		kept, probs := v1Row(&in, b, vals, forceFullSort, &s)
+		kept, probs, nan := v1Row(&in, b, vals, forceFullSort, &s)
+		if nan >= 0 {
+			return SampleOutput{}, nanError(b, nan)
+		}
 		out.record(&in, b, kept, probs, vals)
 	}
 	return out, nil
 }
 
-func v1Row(in *SampleInput, b int, vals []float32, forceFullSort bool, s *scratch) ([]int32, []float32) {
+// v1Row returns a row's kept vocab ids and their re-softmaxed
+// probabilities, or the column of a NaN logit.
+func v1Row(in *SampleInput, b int, vals []float32, forceFullSort bool, s *scratch) ([]int32, []float32, int) {
 	k, p := int(in.TopK[b]), in.TopP[b]
 	useK := k >= 1 && k <= min(v1KMax, in.Vocab)
 	useP := p > 0 && p < 1
 	if !useK && !useP {
+		if nan := firstNaN(vals); nan >= 0 {
+			return nil, nil, nan
+		}
 		kept := make([]int32, len(vals))
 		for i := range kept {
 			kept[i] = int32(i)
 		}
-		return kept, softmax(vals, maxOf(vals), s.probs)
+		return kept, softmax(vals, maxOf(vals), s.probs), -1
 	}
-	cands, _, n := filterSorted(in, vals, k, p, useK, useP, forceFullSort, s, v1TopPCount)
+	cands, _, n, nan := filterSorted(in, vals, k, p, useK, useP, forceFullSort, s, v1TopPCount)
+	if nan >= 0 {
+		return nil, nil, nan
+	}
 	kept := make([]int32, n)
 	keptVals := make([]float32, n)
 	for i, c := range cands[:n] {
 		kept[i], keptVals[i] = c.idx, c.v
 	}
-	return kept, softmax(keptVals, keptVals[0], nil)
+	return kept, softmax(keptVals, keptVals[0], nil), -1
 }
 
 // v1TopPCount keeps token i iff the sum of the probabilities before it is

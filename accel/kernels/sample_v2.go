@@ -70,12 +70,42 @@ func (in *SampleInput) validate(v2 bool) error {
 	case v2 && in.KsMax < 1:
 		return fmt.Errorf("ks_max = %d: must be at least 1", in.KsMax)
 	}
-	for i, x := range in.Logits {
-		if math.IsNaN(float64(x)) {
-			return fmt.Errorf("logits[%d][%d] is NaN: the operator's order is undefined for NaN", i/in.Vocab, i%in.Vocab)
+	return nil
+}
+
+// nanError is the error for a NaN logit: the operator's order is undefined
+// for NaN, so the call fails rather than pick an arbitrary token. Rows find
+// their NaN during their own pass (the pre-filter's compare fails on it).
+func nanError(row, col int) error {
+	return fmt.Errorf("logits[%d][%d] is NaN: the operator's order is undefined for NaN", row, col)
+}
+
+// firstNaN returns the index of the first NaN in x, or -1. A NaN's bits
+// without the sign exceed +Inf's: the fast pass takes their running
+// maximum, branch-free, four lanes at a time, and only a hit searches.
+func firstNaN(x []float32) int {
+	const abs, inf = 0x7fffffff, 0x7f800000
+	var m0, m1, m2, m3 uint32
+	i := 0
+	for ; i+4 <= len(x); i += 4 {
+		s := x[i : i+4 : i+4]
+		m0 = max(m0, math.Float32bits(s[0])&abs)
+		m1 = max(m1, math.Float32bits(s[1])&abs)
+		m2 = max(m2, math.Float32bits(s[2])&abs)
+		m3 = max(m3, math.Float32bits(s[3])&abs)
+	}
+	for _, v := range x[i:] {
+		m0 = max(m0, math.Float32bits(v)&abs)
+	}
+	if max(m0, m1, m2, m3) <= inf {
+		return -1
+	}
+	for i, v := range x {
+		if v != v {
+			return i
 		}
 	}
-	return nil
+	panic("unreachable: a NaN's bits were seen")
 }
 
 // scratch holds per-call buffers, reused across rows.
@@ -153,7 +183,10 @@ func TopKTopPSampleV2(in SampleInput, forceFullSort bool) (SampleOutput, error) 
 	out := newOutput(&in)
 	var s scratch
 	for b := range in.Batch {
-		kept, probs := v2Row(&in, b, forceFullSort, &s)
+		kept, probs, nan := v2Row(&in, b, forceFullSort, &s)
+		if nan >= 0 {
+			return SampleOutput{}, nanError(b, nan)
+		}
 		out.record(&in, b, kept, probs, in.rowValues(b, &s))
 	}
 	return out, nil
@@ -203,8 +236,9 @@ func (o *SampleOutput) record(in *SampleInput, b int, kept []int32, probs []floa
 }
 
 // v2Row filters one row: top-k, top-p, min-p, in that order; it returns
-// the kept vocab ids and their probabilities (not renormalised).
-func v2Row(in *SampleInput, b int, forceFullSort bool, s *scratch) ([]int32, []float32) {
+// the kept vocab ids and their probabilities (not renormalised), or the
+// column of a NaN logit.
+func v2Row(in *SampleInput, b int, forceFullSort bool, s *scratch) ([]int32, []float32, int) {
 	vals := in.rowValues(b, s)
 	k, p := int(in.TopK[b]), in.TopP[b]
 	minP := float32(-1)
@@ -216,47 +250,62 @@ func v2Row(in *SampleInput, b int, forceFullSort bool, s *scratch) ([]int32, []f
 	if !useK && !useP && minP < 1 { // nothing sorted: vocab order
 		return vocabOrder(in, vals, minP, s)
 	}
-	cands, probs, n := filterSorted(in, vals, k, p, useK, useP, forceFullSort, s, topPCount)
+	cands, probs, n, nan := filterSorted(in, vals, k, p, useK, useP, forceFullSort, s, topPCount)
+	if nan >= 0 {
+		return nil, nil, nan
+	}
 	if useP && p <= 0 && in.InputIsLogits {
 		probs[0] = 1
 	}
-	return minPFilter(cands[:n], probs[:n], minP)
+	kept, keptProbs := minPFilter(cands[:n], probs[:n], minP)
+	return kept, keptProbs, -1
 }
 
 // filterSorted applies top-k and top-p (by count, V1's or V2's rule) to the
 // sorted row and returns the candidates, their probabilities and how many
 // survive. Top-p without top-k first tries the top_k_guess first tokens:
 // if the count stops inside them, the rest of the row cannot matter;
-// otherwise it sorts the whole row. Both give the same result.
+// otherwise it sorts the whole row. Both give the same result. A NaN in
+// the row is returned as its column (the count is then meaningless).
 func filterSorted(in *SampleInput, vals []float32, k int, p float32, useK, useP, forceFullSort bool, s *scratch,
-	count func([]float32, float32) int) ([]cand, []float32, int) {
+	count func([]float32, float32) int) (cands []cand, probs []float32, n, nan int) {
 	seg := segmentLen(in.KsMax)
 	switch {
 	case useK:
-		s.cands = rollingTopK(vals, k, seg, s.cands)
+		s.cands, nan = rollingTopK(vals, k, seg, s.cands)
 	case !useP: // min-p >= 1 alone keeps the first token only
-		s.cands = rollingTopK(vals, 1, seg, s.cands)
+		s.cands, nan = rollingTopK(vals, 1, seg, s.cands)
 	case !forceFullSort:
-		s.cands = rollingTopK(vals, min(in.TopKGuess, len(vals)), seg, s.cands)
+		if s.cands, nan = rollingTopK(vals, min(in.TopKGuess, len(vals)), seg, s.cands); nan >= 0 {
+			return nil, nil, 0, nan
+		}
 		probs := candidateProbs(in, vals, s.cands, false, s)
 		if n := count(probs, p); n < len(s.cands) || len(s.cands) == len(vals) {
-			return s.cands, probs, n
+			return s.cands, probs, n, -1
 		}
 		s.cands = fullSort(vals, s.cands)
 	default:
-		s.cands = fullSort(vals, s.cands)
+		if nan = firstNaN(vals); nan < 0 {
+			s.cands = fullSort(vals, s.cands)
+		}
 	}
-	probs := candidateProbs(in, vals, s.cands, useK, s)
-	n := len(s.cands)
+	if nan >= 0 {
+		return nil, nil, 0, nan
+	}
+	probs = candidateProbs(in, vals, s.cands, useK, s)
+	n = len(s.cands)
 	if useP {
 		n = count(probs, p)
 	}
-	return s.cands, probs, n
+	return s.cands, probs, n, -1
 }
 
 // vocabOrder is the path with neither top-k nor top-p: all tokens in vocab
 // order, probabilities over the whole row, then min-p.
-func vocabOrder(in *SampleInput, vals []float32, minP float32, s *scratch) ([]int32, []float32) {
+func vocabOrder(in *SampleInput, vals []float32, minP float32, s *scratch) ([]int32, []float32, int) {
+	if nan := firstNaN(vals); nan >= 0 {
+		return nil, nil, nan
+	}
 	s.cands = s.cands[:0]
 	for i := range vals {
 		s.cands = append(s.cands, cand{vals[i], int32(i)})
@@ -268,7 +317,8 @@ func vocabOrder(in *SampleInput, vals []float32, minP float32, s *scratch) ([]in
 		probs = append(s.probs[:0], vals...)
 	}
 	s.probs = probs
-	return minPFilter(s.cands, probs, minP)
+	kept, keptProbs := minPFilter(s.cands, probs, minP)
+	return kept, keptProbs, -1
 }
 
 func maxOf(vals []float32) float32 {

@@ -26,31 +26,124 @@ func compareCand(a, b cand) int {
 }
 
 // rollingTopK returns the k first tokens of vals in the operator's order,
-// sorted. It walks the row in segments of segment values, as the kernel
-// does: each segment is pre-filtered against the current k-th value (a
-// later token equal to it cannot displace it: its index is larger), and
-// only the survivors are merged into the running top k. buf is reused.
-func rollingTopK(vals []float32, k, segment int, buf []cand) []cand {
-	top := buf[:0]
-	var kth cand
-	full := false
-	for start := 0; start < len(vals); start += segment {
-		end := min(start+segment, len(vals))
-		n := len(top)
-		for i, v := range vals[start:end] {
-			if !full || v > kth.v {
-				top = append(top, cand{v, int32(start + i)})
-			}
+// sorted, and the index of the first NaN in vals (-1 if none). It walks the
+// row in segments of segment values, as the kernel does: each segment is
+// pre-filtered against the current k-th value (a later token equal to it
+// cannot displace it: its index is larger), and the survivors join the
+// running top k, which a selection (not a sort) trims back to k at the end
+// of a segment that doubled it, or sooner when survivors pile up. buf is
+// reused.
+func rollingTopK(vals []float32, k, segment int, buf []cand) ([]cand, int) {
+	r := runningTopK{top: buf[:0], k: k, limit: max(4*k, 64), nan: -1}
+	seed := min(k, len(vals))
+	r.offer(vals[:seed], 0)
+	r.trim() // k held: the pre-filter starts
+	for start := seed; start < len(vals); {
+		end := min(start+segment-start%segment, len(vals)) // segment boundaries of the whole row
+		r.scan(vals[start:end], start)
+		if len(r.top) >= 2*r.k { // the segment's merge: worth a selection
+			r.trim()
 		}
-		if len(top) == n {
-			continue
-		}
-		slices.SortFunc(top, compareCand)
-		if len(top) >= k {
-			top, full, kth = top[:k], true, top[k-1]
+		start = end
+	}
+	r.trim()
+	slices.SortFunc(r.top, compareCand)
+	return r.top, r.nan
+}
+
+// runningTopK is the top k so far (unordered), the value a token must
+// exceed to enter once k are held, and the first NaN met.
+type runningTopK struct {
+	top      []cand
+	k, limit int
+	full     bool
+	kth      float32
+	nan      int
+}
+
+// scan offers a segment (starting at vocab index offset), once k are held,
+// four values at a time: one compare each and a rarely taken branch. A NaN fails every
+// compare, so it reaches offer, which records it.
+func (r *runningTopK) scan(seg []float32, offset int) {
+	kth := r.kth
+	i := 3
+	for ; i < len(seg); i += 4 {
+		a, b, c, d := seg[i-3], seg[i-2], seg[i-1], seg[i]
+		if !(a <= kth && b <= kth && c <= kth && d <= kth) {
+			r.offer(seg[i-3:i+1], offset+i-3)
+			kth = r.kth
 		}
 	}
-	return top
+	r.offer(seg[i-3:], offset+i-3)
+}
+
+// offer adds the values that can enter (all of them until k are held),
+// and trims when the survivors reach the limit.
+func (r *runningTopK) offer(vals []float32, offset int) {
+	for i, v := range vals {
+		switch {
+		case v != v:
+			if r.nan < 0 {
+				r.nan = offset + i
+			}
+		case !r.full || v > r.kth:
+			r.top = append(r.top, cand{v, int32(offset + i)})
+		}
+	}
+	if len(r.top) >= r.limit {
+		r.trim()
+	}
+}
+
+// trim keeps the k first candidates and raises the entry bar to the k-th.
+func (r *runningTopK) trim() {
+	if len(r.top) < r.k || (r.full && len(r.top) == r.k) {
+		return
+	}
+	selectFirst(r.top, r.k)
+	r.top, r.full, r.kth = r.top[:r.k], true, r.top[r.k-1].v
+}
+
+// selectFirst reorders c so that its k first elements (in any order) are
+// its k first in the operator's order, the k-th of them at c[k-1]: a
+// quickselect with a median-of-three pivot. The order is strict (indices
+// differ), so every partition makes progress.
+func selectFirst(c []cand, k int) {
+	lo, hi := 0, len(c)-1
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if before(c[mid], c[lo]) {
+			c[mid], c[lo] = c[lo], c[mid]
+		}
+		if before(c[hi], c[lo]) {
+			c[hi], c[lo] = c[lo], c[hi]
+		}
+		if before(c[hi], c[mid]) {
+			c[hi], c[mid] = c[mid], c[hi]
+		}
+		pivot := c[mid]
+		i, j := lo, hi
+		for i <= j {
+			for before(c[i], pivot) {
+				i++
+			}
+			for before(pivot, c[j]) {
+				j--
+			}
+			if i <= j {
+				c[i], c[j] = c[j], c[i]
+				i, j = i+1, j-1
+			}
+		}
+		switch {
+		case k-1 <= j:
+			hi = j
+		case k-1 >= i:
+			lo = i
+		default:
+			return
+		}
+	}
 }
 
 // fullSort returns every token of vals in the operator's order.

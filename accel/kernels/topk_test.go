@@ -3,6 +3,7 @@ package kernels
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -21,12 +22,29 @@ func TestRollingTopKMatchesFullSort(t *testing.T) {
 			if trial%2 == 0 {
 				vals[i] = r.Float32()
 			}
+			if trial%3 == 0 && r.IntN(4) == 0 {
+				vals[i] = float32(math.Inf(-1)) // masked tokens still fill a short row
+			}
 		}
 		k := 1 + r.IntN(min(n, 100))
 		seg := 1 + r.IntN(400)
-		got := rollingTopK(vals, k, seg, nil)
+		got, nan := rollingTopK(vals, k, seg, nil)
+		require.Equal(t, -1, nan)
 		want := fullSort(vals, nil)[:k]
 		require.Equal(t, want, got, "trial %d n %d k %d segment %d", trial, n, k, seg)
+	}
+}
+
+func TestRollingTopKReportsTheFirstNaN(t *testing.T) {
+	vals := make([]float32, 100)
+	for i := range vals {
+		vals[i] = float32(i % 7)
+	}
+	for _, at := range []int{0, 3, 57, 99} { // in the seed, in a segment, at the tail
+		v := slices.Clone(vals)
+		v[at], v[min(at+10, 99)] = float32(math.NaN()), float32(math.NaN())
+		_, nan := rollingTopK(v, 5, 16, nil)
+		assert.Equal(t, at, nan)
 	}
 }
 

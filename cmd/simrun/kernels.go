@@ -1,0 +1,45 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/kvcosim/kvcosim/accel/kernels"
+)
+
+// runKernels runs a golden-vector file: one line per case, then the tally.
+// Exit 1 if a case failed, 2 if the file is unreadable or of an unknown
+// schema.
+func runKernels(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("kernels", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	path := fs.String("vectors", "", "golden-vector `FILE` (any schema of conformance/FORMAT.md)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *path == "" || fs.NArg() > 0 {
+		fmt.Fprintln(stderr, "usage: simrun kernels --vectors FILE")
+		return 2
+	}
+	file, err := kernels.ReadVectors(*path)
+	if err != nil {
+		fmt.Fprintf(stderr, "simrun kernels: %v\n", err)
+		return 2
+	}
+	failed := 0
+	results := file.Run()
+	for _, r := range results {
+		if r.Err == "" {
+			fmt.Fprintf(stdout, "PASS %s\n", r.Name)
+			continue
+		}
+		failed++
+		fmt.Fprintf(stdout, "FAIL %s: %s\n", r.Name, r.Err)
+	}
+	fmt.Fprintf(stdout, "%d passed, %d failed\n", len(results)-failed, failed)
+	if failed > 0 {
+		return 1
+	}
+	return 0
+}
