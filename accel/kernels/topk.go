@@ -62,19 +62,20 @@ type runningTopK struct {
 }
 
 // scan offers a segment (starting at vocab index offset), once k are held,
-// four values at a time: one compare each and a rarely taken branch. A NaN fails every
-// compare, so it reaches offer, which records it.
+// eight values at a time: one compare each and a rarely taken branch. A
+// NaN fails every compare, so it reaches offer, which records it.
 func (r *runningTopK) scan(seg []float32, offset int) {
 	kth := r.kth
-	i := 3
-	for ; i < len(seg); i += 4 {
-		a, b, c, d := seg[i-3], seg[i-2], seg[i-1], seg[i]
-		if !(a <= kth && b <= kth && c <= kth && d <= kth) {
-			r.offer(seg[i-3:i+1], offset+i-3)
+	for len(seg) >= 8 {
+		s := seg[:8]
+		if !(s[0] <= kth && s[1] <= kth && s[2] <= kth && s[3] <= kth &&
+			s[4] <= kth && s[5] <= kth && s[6] <= kth && s[7] <= kth) {
+			r.offer(s, offset)
 			kth = r.kth
 		}
+		seg, offset = seg[8:], offset+8
 	}
-	r.offer(seg[i-3:], offset+i-3)
+	r.offer(seg, offset)
 }
 
 // offer adds the values that can enter (all of them until k are held),
