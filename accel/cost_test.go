@@ -91,12 +91,19 @@ func TestKernelHookChargesSequences(t *testing.T) {
 }
 
 func TestBeamKernelChargesTheReorder(t *testing.T) {
-	b := BeamSearch{Beams: 4, Layers: 32, Hidden: 4096, DType: kernels.BFloat16}
-	short, long := b.DecodeStep(32, 128256, 100), b.DecodeStep(32, 128256, 1100)
-	assert.Equal(t, 2*kernels.ReorderBytes(8, 4, 1000, 32, 4096, kernels.BFloat16), long.Bytes-short.Bytes,
+	b := BeamSearch{Beams: 4, Layers: 32, KVWidth: 1024, KVDType: BF16}
+	short, long := b.DecodeStep(8, 128256, 100), b.DecodeStep(8, 128256, 1100)
+	assert.Equal(t, 2*kernels.ReorderBytes(8, 4, 1000, 32, 1024, 2), long.Bytes-short.Bytes,
 		"1,000 more steps of K and V copied (read and written) per layer and beam")
-	assert.Equal(t, 32*8*4*1000*4096*2*2.0, kernels.ReorderBytes(8, 4, 1000, 32, 4096, kernels.BFloat16),
+	assert.Equal(t, 32*8*4*1000*1024*2*2.0, kernels.ReorderBytes(8, 4, 1000, 32, 1024, 2),
 		"layers x batch x beams x step x hidden x 2 x bytes per element")
+	m, _ := ModelPreset("llama-3-8b")
+	assert.Equal(t, b, NewBeamSearch(m, 4, BF16), "8 KV heads x 128")
+	n := toyNode(t, 1)
+	n.Kernels = b
+	c := n.Cost(Iteration{Decodes: []int64{1000, 1000}})
+	assert.Equal(t, n.Device.KernelTime(b.DecodeStep(2, n.Model.Vocab, 1000)), c.Kernels, "the reorder reaches the device memory time")
+	assert.Greater(t, c.Kernels, n.Device.KernelTime(b.DecodeStep(2, n.Model.Vocab, 10)))
 }
 
 func TestNodeRejects(t *testing.T) {

@@ -31,16 +31,23 @@ func (s Sampling) DecodeStep(sequences, vocab int, _ int64) kernels.Work {
 
 // BeamSearch is FasterTransformer v2.0's beam kernels with the KV-cache
 // reorder: its copy traffic reaches the device memory through the node's
-// memory time.
+// memory time. KVWidth is the K (or V) elements per token and layer.
 type BeamSearch struct {
-	Beams, Layers, Hidden int
-	DType                 kernels.DType
+	Beams, Layers, KVWidth int
+	KVDType                DType
 }
 
-// DecodeStep returns the beam kernels' work; sequences counts beams.
+// NewBeamSearch is beam search with the given beams over the model's KV
+// cache.
+func NewBeamSearch(m Model, beams int, kv DType) BeamSearch {
+	k, _ := m.KVWidth()
+	return BeamSearch{Beams: beams, Layers: m.Layers, KVWidth: k, KVDType: kv}
+}
+
+// DecodeStep returns the beam kernels' work for the sequences, each a
+// request searching with Beams beams.
 func (b BeamSearch) DecodeStep(sequences, vocab int, meanContext int64) kernels.Work {
-	batch := max(1, sequences/b.Beams)
-	return kernels.BeamWork(batch, b.Beams, vocab, int(meanContext), b.Layers, b.Hidden, b.DType)
+	return kernels.BeamWork(sequences, b.Beams, vocab, int(meanContext), b.Layers, b.KVWidth, int(b.KVDType.Bytes()))
 }
 
 // KernelTime turns kernel work into time on the device: the larger of its

@@ -134,14 +134,26 @@ func (r *resolver) resolveAccelerator(sc *Scenario, out *resolved) {
 	r.intIn("accelerator.kv_block_tokens", int64(a.KVBlockTokens), 1, 1<<16)
 	r.intIn("accelerator.max_batch", int64(a.MaxBatch), 1, 1<<16)
 	r.intIn("accelerator.token_budget", int64(a.TokenBudget), 1, 1<<24)
+	r.intIn("accelerator.decoding.top_k", int64(a.Decoding.TopK), 0, int64(max(m.Vocab, 1)))
+	r.intIn("accelerator.decoding.beams", int64(a.Decoding.Beams), 1, 64)
 	if r.err != nil {
 		return
 	}
-	node, err := accel.NewNode(m, dev, a.TP, wdt, kvdt, int64(a.ReserveGB*1e9), accel.DefaultSampling())
+	node, err := accel.NewNode(m, dev, a.TP, wdt, kvdt, int64(a.ReserveGB*1e9), r.decoding(a.Decoding, m, kvdt))
 	r.check("model", err)
 	out.node, out.kvBlock = node, int64(a.KVBlockTokens)
 	out.host.MaxBatch, out.host.TokenBudget = a.MaxBatch, int64(a.TokenBudget)
 	out.host.KVBytesPerToken = m.KVBytesPerToken(kvdt)
+}
+
+// decoding is the decode step's kernel cost: beam search charges every
+// request's beams and their KV-cache reorder; the forward pass is still
+// charged per request (the scheduler does not fan requests into beams).
+func (r *resolver) decoding(d Decoding, m accel.Model, kv accel.DType) accel.KernelCost {
+	if r.oneOf("accelerator.decoding.kernel", d.Kernel, "sample", "beam") == 1 {
+		return accel.NewBeamSearch(m, d.Beams, kv)
+	}
+	return accel.Sampling{TopK: d.TopK, TopP: d.TopP}
 }
 
 func (r *resolver) resolveCPU(sc *Scenario, out *resolved) {

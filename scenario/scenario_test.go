@@ -130,6 +130,15 @@ func TestRecomputeReusesNothingAndIsSlowerThanFPGA(t *testing.T) {
 		recompute.TTFTms.Mean, cpu.TTFTms.Mean, fpga.TTFTms.Mean, cpu.PrefillTokensReused, fpga.PrefillTokensReused)
 }
 
+func TestBeamSearchChargesItsReorderPerStep(t *testing.T) {
+	sample, _ := run(t, "workload.sessions=30")
+	beams2, _ := run(t, "workload.sessions=30", "accelerator.decoding.kernel=beam", "accelerator.decoding.beams=2")
+	beams8, _ := run(t, "workload.sessions=30", "accelerator.decoding.kernel=beam", "accelerator.decoding.beams=8")
+	assert.Greater(t, beams2.TPOTms.Mean, sample.TPOTms.Mean, "the reorder copies the KV cache every step")
+	assert.Greater(t, beams8.TPOTms.Mean, beams2.TPOTms.Mean, "four times the beams, four times the copies")
+	t.Logf("mean TPOT: sample %.2f ms, 2 beams %.2f ms, 8 beams %.2f ms", sample.TPOTms.Mean, beams2.TPOTms.Mean, beams8.TPOTms.Mean)
+}
+
 // BenchmarkRunSmall runs 100 sessions with the patent's design and reports
 // simulated requests per wall second.
 func BenchmarkRunSmall(b *testing.B) {

@@ -43,14 +43,24 @@ type CustomModel struct {
 
 // Accelerator is each node's accelerator.
 type Accelerator struct {
-	Device        string  `yaml:"device"`
-	TP            int     `yaml:"tp"`
-	WeightDType   string  `yaml:"weight_dtype"`
-	KVDType       string  `yaml:"kv_dtype"`
-	ReserveGB     float64 `yaml:"reserve_gb"`
-	KVBlockTokens int     `yaml:"kv_block_tokens"`
-	MaxBatch      int     `yaml:"max_batch"`
-	TokenBudget   int     `yaml:"token_budget"`
+	Device        string   `yaml:"device"`
+	TP            int      `yaml:"tp"`
+	WeightDType   string   `yaml:"weight_dtype"`
+	KVDType       string   `yaml:"kv_dtype"`
+	ReserveGB     float64  `yaml:"reserve_gb"`
+	KVBlockTokens int      `yaml:"kv_block_tokens"`
+	MaxBatch      int      `yaml:"max_batch"`
+	TokenBudget   int      `yaml:"token_budget"`
+	Decoding      Decoding `yaml:"decoding"`
+}
+
+// Decoding is the decoding kernel charged per decode step: the fused
+// TopK-TopP-Sample operator, or beam search with its KV-cache reorder.
+type Decoding struct {
+	Kernel string `yaml:"kernel"` // sample or beam
+	TopK   int    `yaml:"top_k"`
+	TopP   bool   `yaml:"top_p"`
+	Beams  int    `yaml:"beams"`
 }
 
 // CPU is each node's host.

@@ -86,20 +86,20 @@ const SortBandwidthFraction = 0.15
 // entries, then across the blocks), the beam update, and the KV-cache
 // reorder by parent beam with double buffering: every layer's K and V of
 // every live beam up to step are copied (read and written).
-func BeamWork(batch, beams, vocab, step, layers, hidden int, dtype DType) Work {
+func BeamWork(batch, beams, vocab, step, layers, hidden, elementBytes int) Work {
 	rows := float64(batch * beams)
 	v := float64(vocab)
 	k := float64(2 * beams)
 	blocks := math.Ceil(v / 1024)
 	logits := rows * v * 4 * 2
 	topk := rows*v*4 + rows*blocks*k*8*2
-	return Work{Bytes: logits + topk + 2*ReorderBytes(batch, beams, step, layers, hidden, dtype),
+	return Work{Bytes: logits + topk + 2*ReorderBytes(batch, beams, step, layers, hidden, elementBytes),
 		Ops: rows * v * (3 + math.Log2(k)), Launches: 5}
 }
 
 // ReorderBytes is the KV-cache reorder's copy size for one step:
 // layers x batch x beams x step x hidden x 2 (K and V) x element bytes;
 // BeamWork charges it twice, once read and once written.
-func ReorderBytes(batch, beams, step, layers, hidden int, dtype DType) float64 {
-	return float64(layers) * float64(batch) * float64(beams) * float64(step) * float64(hidden) * 2 * float64(dtype.Bytes())
+func ReorderBytes(batch, beams, step, layers, hidden, elementBytes int) float64 {
+	return float64(layers) * float64(batch) * float64(beams) * float64(step) * float64(hidden) * 2 * float64(elementBytes)
 }
