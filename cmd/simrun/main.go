@@ -21,6 +21,7 @@ func commands() []command {
 	return []command{
 		{"run", "run a scenario: run [-c FILE] [-o DIR] [--seed N] [--set key=value]...", runRun},
 		{"calibrate", "run every calibration check and print the table (--json for JSON)", runCalibrate},
+		{"trace-stats", "a trace's statistics and ideal prefix hit ratio: trace-stats FORMAT:PATH", runTraceStats},
 		{"kernels", "run a golden-vector file of the decoding kernels: kernels --vectors FILE", runKernels},
 	}
 }

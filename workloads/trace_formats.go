@@ -1,0 +1,252 @@
+package workloads
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kvcosim/kvcosim/sim"
+)
+
+// MooncakeBlockTokens is the block size of Mooncake's hash_ids (FAST'25
+// release traces: one id per 512-token block).
+const MooncakeBlockTokens = 512
+
+// RAGPulseBlockTokens bounds RAGPulse's chunks (at most 512 tokens); its
+// chunk ids are not block keys, so its requests carry none.
+const RAGPulseBlockTokens = 0
+
+// strictJSON decodes one line into v; missing fields are found by the
+// caller through v's pointer fields.
+func strictJSON(path string, line int, text string, v any) error {
+	dec := json.NewDecoder(strings.NewReader(text))
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return &LineError{path, line, "", "bad JSON: " + err.Error()}
+	}
+	return nil
+}
+
+// required reports a missing field.
+func required(path string, line int, field string) error {
+	return &LineError{path, line, field, "missing"}
+}
+
+// lengths checks a request's token counts.
+func lengths(path string, line int, input, output *int64, inName, outName string) (int64, int64, error) {
+	switch {
+	case input == nil:
+		return 0, 0, required(path, line, inName)
+	case output == nil:
+		return 0, 0, required(path, line, outName)
+	case *input < 1:
+		return 0, 0, &LineError{path, line, inName, fmt.Sprintf("%d: must be at least 1", *input)}
+	case *output < 0:
+		return 0, 0, &LineError{path, line, outName, fmt.Sprintf("%d: must not be negative", *output)}
+	}
+	return *input, *output, nil
+}
+
+// seconds reads a non-negative time in the given unit (as a JSON number or
+// a numeric string).
+func seconds(path string, line int, field string, raw json.RawMessage, unit float64) (sim.Time, error) {
+	if raw == nil {
+		return 0, required(path, line, field)
+	}
+	text := strings.Trim(string(bytes.TrimSpace(raw)), `"`)
+	v, err := strconv.ParseFloat(text, 64)
+	if err != nil || v < 0 || math.IsInf(v, 0) {
+		return 0, &LineError{path, line, field, fmt.Sprintf("%s: want a non-negative number", raw)}
+	}
+	return sim.TimeOf(v * unit * 1e12), nil
+}
+
+func parseMooncake(path string) lineParser {
+	return func(text string, line int) (TraceRequest, error) {
+		var v struct {
+			Timestamp json.RawMessage `json:"timestamp"`
+			Input     *int64          `json:"input_length"`
+			Output    *int64          `json:"output_length"`
+			HashIDs   *[]uint64       `json:"hash_ids"`
+		}
+		if err := strictJSON(path, line, text, &v); err != nil {
+			return TraceRequest{}, err
+		}
+		at, err := seconds(path, line, "timestamp", v.Timestamp, 1e-3)
+		if err != nil {
+			return TraceRequest{}, err
+		}
+		in, out, err := lengths(path, line, v.Input, v.Output, "input_length", "output_length")
+		if err != nil {
+			return TraceRequest{}, err
+		}
+		if v.HashIDs == nil {
+			return TraceRequest{}, required(path, line, "hash_ids")
+		}
+		if want := (in + MooncakeBlockTokens - 1) / MooncakeBlockTokens; int64(len(*v.HashIDs)) != want {
+			return TraceRequest{}, &LineError{path, line, "hash_ids",
+				fmt.Sprintf("%d ids for input_length %d: want ceil(%d / %d) = %d", len(*v.HashIDs), in, in, MooncakeBlockTokens, want)}
+		}
+		return TraceRequest{Arrival: at, Input: in, Output: out, BlockKeys: *v.HashIDs, Node: -1}, nil
+	}
+}
+
+// azureTimeLayout is the Azure 2023 trace's TIMESTAMP (100 ns digits).
+const azureTimeLayout = "2006-01-02 15:04:05.9999999"
+
+func parseAzure(path string) lineParser {
+	var first time.Time
+	return func(text string, line int) (TraceRequest, error) {
+		fields := strings.Split(strings.TrimSpace(text), ",")
+		if len(fields) != 3 {
+			return TraceRequest{}, &LineError{path, line, "", fmt.Sprintf("%d fields: want TIMESTAMP,ContextTokens,GeneratedTokens", len(fields))}
+		}
+		at, err := time.Parse(azureTimeLayout, fields[0])
+		if err != nil {
+			return TraceRequest{}, &LineError{path, line, "TIMESTAMP", fmt.Sprintf("%q: want %s", fields[0], azureTimeLayout)}
+		}
+		var counts [2]int64
+		for i, name := range []string{"ContextTokens", "GeneratedTokens"} {
+			if counts[i], err = strconv.ParseInt(fields[i+1], 10, 64); err != nil {
+				return TraceRequest{}, &LineError{path, line, name, fmt.Sprintf("%q: want an integer", fields[i+1])}
+			}
+		}
+		in, out, err := lengths(path, line, &counts[0], &counts[1], "ContextTokens", "GeneratedTokens")
+		if err != nil {
+			return TraceRequest{}, err
+		}
+		if first.IsZero() {
+			first = at
+		}
+		return TraceRequest{Arrival: sim.Time(at.Sub(first).Nanoseconds()) * sim.Nanosecond, Input: in, Output: out, Node: -1}, nil
+	}
+}
+
+// ragpulseComponents are a RAGPulse prompt's parts in prompt order, with
+// the companion file giving each part's chunk lengths and its id field.
+var ragpulseComponents = []struct{ key, file, idField string }{
+	{"sys_prompt", "1_sys_prompt.jsonl", "sys_prompt_id"},
+	{"passages_ids", "2_passages.jsonl", "passage_id"},
+	{"history", "3_history.jsonl", "history_id"},
+	{"web_search", "5_web_search.jsonl", "web_search_id"},
+	{"user_input", "4_user_input.jsonl", "user_input_id"},
+}
+
+// readChunkLengths reads the companion files beside the trace (optionally
+// .gz): per component, chunk id to token length.
+func readChunkLengths(dir string) (map[string]map[uint64]int64, error) {
+	out := map[string]map[uint64]int64{}
+	for _, c := range ragpulseComponents {
+		path, err := statEither(filepath.Join(dir, c.file))
+		if err != nil {
+			return nil, fmt.Errorf("ragpulse: the companion file %s (or .gz) is needed beside the trace: %v", c.file, err)
+		}
+		m := map[uint64]int64{}
+		err = eachLine(path, false, func(text string, line int) error {
+			var v map[string]json.Number
+			if err := strictJSON(path, line, text, &v); err != nil {
+				return err
+			}
+			id, err1 := strconv.ParseUint(string(v[c.idField]), 10, 64)
+			n, err2 := strconv.ParseInt(string(v["token_length"]), 10, 64)
+			if err1 != nil || err2 != nil || n < 0 {
+				return &LineError{path, line, c.idField + "/token_length", "want a chunk id and a non-negative length"}
+			}
+			m[id] = n
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		out[c.key] = m
+	}
+	return out, nil
+}
+
+func parseRAGPulse(path string, chunks map[string]map[uint64]int64) lineParser {
+	return func(text string, line int) (TraceRequest, error) {
+		var v struct {
+			Timestamp json.RawMessage     `json:"timestamp"`
+			Input     *int64              `json:"input_length"`
+			Output    *int64              `json:"output_length"`
+			Session   *string             `json:"session_id"`
+			HashIDs   map[string][]uint64 `json:"hash_ids"`
+		}
+		if err := strictJSON(path, line, text, &v); err != nil {
+			return TraceRequest{}, err
+		}
+		at, err := seconds(path, line, "timestamp", v.Timestamp, 1)
+		if err != nil {
+			return TraceRequest{}, err
+		}
+		in, out, err := lengths(path, line, v.Input, v.Output, "input_length", "output_length")
+		if err != nil {
+			return TraceRequest{}, err
+		}
+		if v.Session == nil {
+			return TraceRequest{}, required(path, line, "session_id")
+		}
+		if v.HashIDs == nil {
+			return TraceRequest{}, required(path, line, "hash_ids")
+		}
+		for _, c := range ragpulseComponents {
+			for _, id := range v.HashIDs[c.key] {
+				if _, ok := chunks[c.key][id]; !ok {
+					return TraceRequest{}, &LineError{path, line, "hash_ids." + c.key, fmt.Sprintf("chunk %d is not in %s", id, c.file)}
+				}
+			}
+		}
+		return TraceRequest{Arrival: at, Input: in, Output: out, Session: *v.Session, Node: -1}, nil
+	}
+}
+
+func parseSessions(path string) lineParser {
+	return func(text string, line int) (TraceRequest, error) {
+		var v struct {
+			Session   *string         `json:"session"`
+			Turn      *int            `json:"turn"`
+			Arrival   json.RawMessage `json:"arrival_s"`
+			NewTokens *int64          `json:"new_tokens"`
+			TokenIDs  []uint32        `json:"token_ids"`
+			Output    *int64          `json:"output_tokens"`
+			Node      *int            `json:"node"`
+		}
+		if err := strictJSON(path, line, text, &v); err != nil {
+			return TraceRequest{}, err
+		}
+		if v.Session == nil {
+			return TraceRequest{}, required(path, line, "session")
+		}
+		if v.Turn == nil || *v.Turn < 0 {
+			return TraceRequest{}, &LineError{path, line, "turn", "missing or negative"}
+		}
+		at, err := seconds(path, line, "arrival_s", v.Arrival, 1)
+		if err != nil {
+			return TraceRequest{}, err
+		}
+		if v.TokenIDs != nil {
+			n := int64(len(v.TokenIDs))
+			if v.NewTokens != nil && *v.NewTokens != n {
+				return TraceRequest{}, &LineError{path, line, "new_tokens", fmt.Sprintf("%d, but token_ids has %d", *v.NewTokens, n)}
+			}
+			v.NewTokens = &n
+		}
+		in, out, err := lengths(path, line, v.NewTokens, v.Output, "new_tokens", "output_tokens")
+		if err != nil {
+			return TraceRequest{}, err
+		}
+		node := -1
+		if v.Node != nil {
+			if *v.Node < 0 {
+				return TraceRequest{}, &LineError{path, line, "node", fmt.Sprintf("%d: must not be negative", *v.Node)}
+			}
+			node = *v.Node
+		}
+		return TraceRequest{Arrival: at, Input: in, Output: out, Session: *v.Session, Tokens: v.TokenIDs, Node: node}, nil
+	}
+}
