@@ -22,7 +22,7 @@ type exportTask struct {
 
 // startExport begins an export of the session's whole history.
 func (s *System) startExport(sess *session, node int, record int) {
-	if !s.storing() || sess.storedTokens == int64(len(sess.history)) {
+	if !s.storing() || sess.storedTokens == sess.historyLen {
 		return
 	}
 	if sess.exporting {
@@ -31,16 +31,16 @@ func (s *System) startExport(sess *session, node int, record int) {
 	}
 	sess.exporting = true
 	t := exportTask{sess: sess, node: node, record: record, started: s.eng.Now()}
-	newTokens := int64(len(sess.history)) - sess.storedTokens
+	newTokens := sess.historyLen - sess.storedTokens
 	if s.cfg.Scheme == fpga.SchemeBlock {
-		t.blocks = fpga.BlockKeys(s.cfg.HashSeed, sess.history, int(s.cfg.BlockTokens))
+		t.blocks = s.hashedBlocks(sess, sess.history, sess.historyLen)
 		if ids := s.traceKeys(sess); ids != nil {
 			t.blocks = ids
 		}
 	} else {
-		t.key = fpga.PatentKey(s.cfg.HashSeed, sess.history)
+		t.key = s.patentKey(sess)
 		if sess.exported == nil || s.cfg.ExportMode == fpga.ExportFull {
-			newTokens = int64(len(sess.history)) // the whole object is rewritten
+			newTokens = sess.historyLen // the whole object is rewritten
 		}
 	}
 	t.bytes = newTokens * s.cfg.KVBytesPerToken
@@ -54,7 +54,7 @@ func (s *System) traceKeys(sess *session) []fpga.Key {
 	if len(last.BlockKeys) == 0 {
 		return nil
 	}
-	return fpga.TraceBlockKeys(last.BlockKeys, int(s.cfg.BlockTokens), int64(len(sess.history))-last.OutputCount)
+	return fpga.TraceBlockKeys(last.BlockKeys, int(s.cfg.BlockTokens), sess.historyLen-last.OutputCount)
 }
 
 // exportStep advances an export: move the KV off the accelerator, then
@@ -75,9 +75,9 @@ func (s *System) exportStep(id int) {
 	case t.phase == 2 && s.cfg.Design == FPGAStore:
 		x := fpga.ExportRequest{Session: t.sess.id, Out: &t.result, Done: sim.Event{Handler: s, Op: opExportStep, Arg: int64(id)}}
 		if s.cfg.Scheme == fpga.SchemeBlock {
-			x.Blocks, x.HeldBlocks, x.TokenBytes = t.blocks, t.sess.heldBlocks, 4*int64(len(t.sess.history))
+			x.Blocks, x.HeldBlocks, x.TokenBytes = t.blocks, t.sess.heldBlocks, 4*t.sess.historyLen
 		} else {
-			x.Key, x.Prev, x.TokenBytes = t.key, t.sess.exported, 4*int64(len(t.sess.history))
+			x.Key, x.Prev, x.TokenBytes = t.key, t.sess.exported, 4*t.sess.historyLen
 		}
 		n.FPGA.Export(x)
 	case t.phase == 2:
@@ -105,7 +105,7 @@ func (s *System) cpuExport(id int, t *exportTask, n *nodeState) {
 	if _, bad := err.(*fpga.InvariantError); bad {
 		s.check(err)
 	}
-	service := s.cfg.CPUHashBandwidth.TransferTime(4*int64(len(t.sess.history))) +
+	service := s.cfg.CPUHashBandwidth.TransferTime(4*t.sess.historyLen) +
 		sim.Time(res.Hops+3*res.Inserted+2*res.Superseded+1)*s.cfg.HostAccessLatency
 	// one core's work and the writes run together; each completion comes
 	// back as phase 3 and counts down
@@ -126,7 +126,7 @@ func (s *System) exported(id int) {
 	if t.result.Err != nil {
 		s.counts.ExportFailed++
 	} else {
-		sess.storedTokens = int64(len(sess.history))
+		sess.storedTokens = sess.historyLen
 		if s.cfg.Scheme == fpga.SchemeBlock {
 			sess.heldBlocks = len(t.blocks)
 		} else {

@@ -198,7 +198,7 @@ func (s *System) finish(n *nodeState, slot int) {
 	}
 	r.rec.Done = true
 	s.records[r.record] = r.rec
-	sess.history = append(r.prompt, turn.Output...)
+	sess.grow(r.prompt, r.promptLen, turn)
 	sess.resident, sess.lastUse, sess.lastNode, sess.lastRecord = n.index, now, n.index, r.record
 	sess.running = false
 	n.residents[sess.id] = sess

@@ -23,15 +23,15 @@ func (s *System) query(slot int) {
 	r.stageStart = s.eng.Now()
 	n := s.nodes[r.node]
 	if s.cfg.Design == FPGAStore {
-		q := fpga.QueryRequest{Session: r.sess.id, TokenBytes: 4 * int64(len(r.sess.history)), Out: &r.fpgaResult,
+		q := fpga.QueryRequest{Session: r.sess.id, TokenBytes: 4 * r.sess.historyLen, Out: &r.fpgaResult,
 			Done: sim.Event{Handler: s, Op: opQueried, Arg: int64(slot)}}
 		if s.cfg.Scheme == fpga.SchemeBlock {
-			q.Blocks, q.TokenBytes = r.blockKeys, 4*int64(len(r.prompt))
+			q.Blocks, q.TokenBytes = r.blockKeys, 4*r.promptLen
 			if len(r.sess.plan.Turns[r.sess.turn].BlockKeys) > 0 {
 				q.TokenBytes = 0 // the trace gives the keys: nothing to hash
 			}
 		} else {
-			q.Key = fpga.PatentKey(s.cfg.HashSeed, r.sess.history)
+			q.Key = s.patentKey(r.sess)
 		}
 		n.FPGA.Query(q)
 		return
@@ -45,12 +45,12 @@ func (s *System) query(slot int) {
 		matched, h, err := s.dir.LookupPrefix(now, r.blockKeys)
 		s.check(err)
 		r.fpgaResult = fpga.Result{MatchedBlocks: matched, Hops: h}
-		hops, buckets, hashed = h, min(matched+1, len(r.blockKeys)), 4*int64(len(r.prompt))
+		hops, buckets, hashed = h, min(matched+1, len(r.blockKeys)), 4*r.promptLen
 	} else {
-		res, err := s.dir.Lookup(now, fpga.PatentKey(s.cfg.HashSeed, r.sess.history))
+		res, err := s.dir.Lookup(now, s.patentKey(r.sess))
 		s.check(err)
 		r.fpgaResult = fpga.Result{Hit: res.Hit, Hops: res.Hops}
-		hops, buckets, hashed = res.Hops, 1, 4*int64(len(r.sess.history))
+		hops, buckets, hashed = res.Hops, 1, 4*r.sess.historyLen
 	}
 	service := s.cfg.CPUHashBandwidth.TransferTime(hashed) + sim.Time(hops+buckets)*s.cfg.HostAccessLatency
 	n.cpu.Submit(sim.Job{Service: service, Done: sim.Event{Handler: s, Op: opQueried, Arg: int64(slot)}})
@@ -65,10 +65,10 @@ func (s *System) queried(slot int) {
 	res := r.fpgaResult
 	var reused int64
 	if s.cfg.Scheme == fpga.SchemeBlock {
-		reused = min(int64(res.MatchedBlocks)*s.cfg.BlockTokens, int64(len(r.prompt)))
+		reused = min(int64(res.MatchedBlocks)*s.cfg.BlockTokens, r.promptLen)
 		r.rec.Hit = res.MatchedBlocks > 0
 	} else if res.Hit {
-		reused, r.rec.Hit = int64(len(r.sess.history)), true
+		reused, r.rec.Hit = r.sess.historyLen, true
 	}
 	if r.rec.Hit {
 		s.counts.QueryHits++
@@ -98,7 +98,7 @@ func (s *System) queried(slot int) {
 	if s.cfg.Scheme == fpga.SchemeBlock {
 		extents = s.dir.PrefixExtents(r.blockKeys[:res.MatchedBlocks])
 	} else {
-		res, _ := s.dir.Lookup(now, fpga.PatentKey(s.cfg.HashSeed, r.sess.history))
+		res, _ := s.dir.Lookup(now, s.patentKey(r.sess))
 		extents = s.dir.ReadExtents(res)
 	}
 	r.pendingImport = len(extents)

@@ -14,7 +14,11 @@ type session struct {
 	index   int64 // position in System.sessions
 	plan    workloads.Session
 	turn    int      // the next turn to run
-	history []uint32 // computed tokens, in order
+	history []uint32 // computed tokens, in order (nil when tokenless)
+	// historyLen counts the history's tokens; tokenless sessions come from
+	// traces that give counts, not ids.
+	historyLen int64
+	tokenless  bool
 	// resident is the node whose accelerator holds the session's KV, or -1.
 	resident int
 	lastUse  sim.Time
@@ -40,7 +44,8 @@ type request struct {
 	rec           Record
 	sess          *session
 	node          int
-	prompt        []uint32 // history and new tokens
+	prompt        []uint32 // history and new tokens (nil when tokenless)
+	promptLen     int64
 	blockKeys     []fpga.Key
 	prefillLeft   int64
 	outputLeft    int64
@@ -103,7 +108,8 @@ func NewSystem(eng *sim.Engine, cfg Config, nodes []Node, dir *fpga.Directory, w
 		if len(plan.Turns) == 0 {
 			continue
 		}
-		sess := &session{id: plan.ID, index: int64(len(s.sessions)), plan: plan, resident: -1, parked: -1, lastNode: -1, lastRecord: -1}
+		sess := &session{id: plan.ID, index: int64(len(s.sessions)), plan: plan, resident: -1, parked: -1, lastNode: -1, lastRecord: -1,
+			tokenless: plan.Turns[0].NewTokens == nil}
 		s.sessions = append(s.sessions, sess)
 		eng.Schedule(plan.Start+plan.Turns[0].Gap, sim.Event{Handler: s, Op: opTurn, Arg: sess.index})
 	}
@@ -154,12 +160,12 @@ func (s *System) arrive(sess *session) {
 	now := s.eng.Now()
 	turn := sess.plan.Turns[sess.turn]
 	node := s.routeTo(sess, turn)
-	prompt := append(append([]uint32(nil), sess.history...), turn.NewTokens...)
-	r := request{sess: sess, node: node, prompt: prompt, stageStart: now, record: len(s.records)}
+	prompt, promptLen := sess.promptOf(turn)
+	r := request{sess: sess, node: node, prompt: prompt, promptLen: promptLen, stageStart: now, record: len(s.records)}
 	r.rec = Record{ID: int64(len(s.records)), Session: sess.id, Turn: sess.turn, Node: node, Arrival: now,
-		PromptTokens: int64(len(prompt)), OutputTokens: turn.OutputCount}
+		PromptTokens: promptLen, OutputTokens: turn.OutputCount}
 	if s.cfg.Scheme == fpga.SchemeBlock {
-		r.blockKeys = s.blockKeys(sess, prompt)
+		r.blockKeys = s.blockKeys(sess, prompt, promptLen)
 	}
 	s.records = append(s.records, Record{})
 	sess.running = true
@@ -169,11 +175,11 @@ func (s *System) arrive(sess *session) {
 }
 
 // blockKeys are the prompt's block keys: from the trace, or hashed.
-func (s *System) blockKeys(sess *session, prompt []uint32) []fpga.Key {
+func (s *System) blockKeys(sess *session, prompt []uint32, promptLen int64) []fpga.Key {
 	if ids := sess.plan.Turns[sess.turn].BlockKeys; len(ids) > 0 {
-		return fpga.TraceBlockKeys(ids, int(s.cfg.BlockTokens), int64(len(prompt)))
+		return fpga.TraceBlockKeys(ids, int(s.cfg.BlockTokens), promptLen)
 	}
-	return fpga.BlockKeys(s.cfg.HashSeed, prompt, int(s.cfg.BlockTokens))
+	return s.hashedBlocks(sess, prompt, promptLen)
 }
 
 // routeTo keeps a session on its node, except for the migrating fraction
@@ -202,14 +208,14 @@ func (s *System) decide(slot int) {
 	if sess.resident >= 0 && sess.resident != r.node {
 		s.evict(s.nodes[sess.resident], sess) // it moved: the old node lets go
 	}
-	first := len(sess.history) == 0
+	first := sess.historyLen == 0
 	switch {
 	case first && !(s.storing() && s.cfg.Scheme == fpga.SchemeBlock):
 		s.decided(r, FirstTokens)
 		s.enqueue(slot)
 	case sess.resident == r.node:
 		s.decided(r, Continuation)
-		r.rec.ResidentTokens = int64(len(sess.history))
+		r.rec.ResidentTokens = sess.historyLen
 		s.enqueue(slot)
 	case !s.storing():
 		s.decided(r, Recomputed)
