@@ -80,6 +80,9 @@ type Config struct {
 	TokenBudget int64
 	// KVBytesPerToken is the model's KV cache per token.
 	KVBytesPerToken int64
+	// MaxConcurrency > 0 replays closed loop: at most this many requests
+	// (with their exports) in flight, in trace order. 0 is open loop.
+	MaxConcurrency int
 }
 
 // Validate checks the configuration.
@@ -93,6 +96,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("cpu overheads must not be negative")
 	case c.CPUHashBandwidth <= 0:
 		return fmt.Errorf("cpu.hash_gbps must be positive")
+	case c.MaxConcurrency < 0:
+		return fmt.Errorf("workload.max_concurrency = %d: must not be negative", c.MaxConcurrency)
 	case c.MaxBatch < 1 || c.TokenBudget < 1:
 		return fmt.Errorf("accelerator.max_batch = %d and token_budget = %d: must be at least 1", c.MaxBatch, c.TokenBudget)
 	case c.Scheme == fpga.SchemeBlock && c.BlockTokens < 1:

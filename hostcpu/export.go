@@ -146,4 +146,5 @@ func (s *System) exported(id int) {
 		sess.parked = -1
 		s.decide(p)
 	}
+	s.release(sess)
 }

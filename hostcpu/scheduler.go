@@ -89,7 +89,8 @@ func (s *System) reject(slot int) {
 	r := s.reqs.Take(slot)
 	s.rejected++
 	s.records[r.record] = r.rec
-	r.sess.running = false
+	r.sess.running, r.sess.dropped = false, true
+	s.release(r.sess)
 }
 
 // evictIdle drops the least recently used idle session from the node's
@@ -207,8 +208,13 @@ func (s *System) finish(n *nodeState, slot int) {
 	if s.cfg.Export == AfterTurn {
 		s.startExport(sess, n.index, r.record)
 	}
-	if sess.turn < len(sess.plan.Turns) {
-		gap := sess.plan.Turns[sess.turn].Gap
-		s.eng.Schedule(now+gap, sim.Event{Handler: s, Op: opTurn, Arg: sess.index})
+	s.release(sess) // closed loop: unless an export is in flight
+	if sess.turn < len(sess.plan.Turns) && s.closed == nil {
+		next := sess.plan.Turns[sess.turn]
+		at := now + next.Gap
+		if sess.plan.Timed {
+			at = max(now, next.Arrival)
+		}
+		s.eng.Schedule(at, sim.Event{Handler: s, Op: opTurn, Arg: sess.index})
 	}
 }

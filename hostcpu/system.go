@@ -19,6 +19,9 @@ type session struct {
 	// traces that give counts, not ids.
 	historyLen int64
 	tokenless  bool
+	// holdsSlot: a closed-loop slot is held until the turn and its export
+	// end; dropped: a rejected turn ends the session.
+	holdsSlot, dropped bool
 	// resident is the node whose accelerator holds the session's KV, or -1.
 	resident int
 	lastUse  sim.Time
@@ -73,6 +76,7 @@ type System struct {
 	counts   Counts
 	rejected int64
 	failure  error
+	closed   *closedLoop // nil: open loop
 }
 
 // The System's events.
@@ -84,6 +88,7 @@ const (
 	opIteration
 	opTransfer
 	opExportStep
+	opAdmit
 )
 
 // NewSystem builds the CPU side over the nodes' hardware. dir is the
@@ -111,7 +116,13 @@ func NewSystem(eng *sim.Engine, cfg Config, nodes []Node, dir *fpga.Directory, w
 		sess := &session{id: plan.ID, index: int64(len(s.sessions)), plan: plan, resident: -1, parked: -1, lastNode: -1, lastRecord: -1,
 			tokenless: plan.Turns[0].NewTokens == nil}
 		s.sessions = append(s.sessions, sess)
-		eng.Schedule(plan.Start+plan.Turns[0].Gap, sim.Event{Handler: s, Op: opTurn, Arg: sess.index})
+		if cfg.MaxConcurrency == 0 {
+			eng.Schedule(plan.Start+plan.Turns[0].Gap, sim.Event{Handler: s, Op: opTurn, Arg: sess.index})
+		}
+	}
+	if cfg.MaxConcurrency > 0 {
+		s.closed = newClosedLoop(cfg.MaxConcurrency, s.sessions)
+		eng.Schedule(0, sim.Event{Handler: s, Op: opAdmit})
 	}
 	return s, nil
 }
@@ -151,6 +162,8 @@ func (s *System) Handle(ev sim.Event) {
 		s.transferStep(int(ev.Arg))
 	case opExportStep:
 		s.exportStep(int(ev.Arg))
+	case opAdmit:
+		s.admitQueued()
 	}
 }
 

@@ -40,6 +40,7 @@ type Summary struct {
 	Seed                  uint64             `json:"seed"`
 	RequestsCompleted     int                `json:"requests_completed"`
 	RequestsRejected      int64              `json:"requests_rejected"`
+	SkippedTraceLines     int                `json:"skipped_trace_lines"`
 	Sessions              int                `json:"sessions"`
 	SimTimeS              float64            `json:"sim_time_s"`
 	WallTimeS             float64            `json:"wall_time_s"`

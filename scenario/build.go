@@ -18,9 +18,11 @@ type Run struct {
 	eng      *sim.Engine
 	sys      *hostcpu.System
 	workload *workloads.Workload
-	nodes    []*builtNode
-	ssd      *memory.SSD
-	dir      *fpga.Directory
+	// skippedLines counts malformed trace lines skipped.
+	skippedLines int
+	nodes        []*builtNode
+	ssd          *memory.SSD
+	dir          *fpga.Directory
 }
 
 // builtNode keeps a node's parts for the summary.
@@ -39,17 +41,40 @@ type builtNode struct {
 // PCIe switch hop).
 const p2pLatency = 1 * sim.Microsecond
 
+// buildWorkload generates the synthetic sessions or reads the trace; a
+// block-keyed trace fixes the block size.
+func (r *Run) buildWorkload(streams sim.Streams) (*workloads.Workload, error) {
+	lw := r.l.Workload
+	if lw.Kind == "synthetic" {
+		w, err := workloads.Synthetic(r.l.resolved.synthetic, streams)
+		if err == nil {
+			w.Limit(lw.Limit)
+		}
+		return w, err
+	}
+	t, err := workloads.ReadTrace(lw.Kind, lw.Path, lw.SkipBadLines)
+	if err != nil {
+		return nil, fmt.Errorf("workload.path: %w", err)
+	}
+	if bs := r.l.resolved.host.BlockTokens; t.BlockTokens > 0 && r.l.resolved.host.Scheme == fpga.SchemeBlock && bs != t.BlockTokens {
+		return nil, fmt.Errorf("fpga.block_tokens = %d: the %s trace's block keys are %d-token blocks", bs, lw.Kind, t.BlockTokens)
+	}
+	r.skippedLines = t.SkippedLines
+	t.Limit(lw.Limit)
+	return t.Workload(lw.TimeScale), nil
+}
+
 // Build assembles the system a loaded scenario describes.
 func Build(l *Loaded) (*Run, error) {
 	rs := l.resolved
 	eng := sim.NewEngine(1 << 12)
 	streams := sim.NewStreams(l.Seed)
-	w, err := workloads.Synthetic(rs.synthetic, streams)
+	r := &Run{l: l, eng: eng}
+	w, err := r.buildWorkload(streams)
 	if err != nil {
 		return nil, err
 	}
-	w.Limit(l.Workload.Limit)
-	r := &Run{l: l, eng: eng, workload: w}
+	r.workload = w
 	if r.ssd, err = memory.NewSSD(eng, rs.ssd); err != nil {
 		return nil, err
 	}

@@ -249,8 +249,14 @@ func (r *resolver) capacity(text string, region int64) (int64, bool) {
 
 func (r *resolver) resolveWorkload(sc *Scenario, out *resolved) {
 	w := sc.Workload
-	r.oneOf("workload.kind", w.Kind, "synthetic")
+	r.oneOf("workload.kind", w.Kind, append([]string{"synthetic"}, workloads.TraceFormats...)...)
 	r.intIn("workload.limit", int64(w.Limit), 0, 1<<31-1)
+	r.floatIn("workload.time_scale", w.TimeScale, 1e-9, 1e9)
+	r.intIn("workload.max_concurrency", int64(w.MaxConcurrency), 0, 1<<20)
+	out.host.MaxConcurrency = w.MaxConcurrency
+	if w.Kind != "synthetic" && w.Path == "" {
+		r.fail("workload.path", "a %s trace needs its file", w.Kind)
+	}
 	c := workloads.DefaultSynthetic()
 	c.Sessions, c.SessionRatePerS, c.TurnsMean = w.Sessions, w.SessionRatePerS, w.TurnsMean
 	c.SystemPromptTokens, c.InterruptProbability = w.SystemPromptTokens, w.InterruptProbability

@@ -113,4 +113,8 @@ type Workload struct {
 	TurnsMean            float64 `yaml:"turns_mean"`
 	SystemPromptTokens   int     `yaml:"system_prompt_tokens"`
 	InterruptProbability float64 `yaml:"interrupt_probability"`
+	Path                 string  `yaml:"path"`
+	TimeScale            float64 `yaml:"time_scale"`
+	MaxConcurrency       int     `yaml:"max_concurrency"`
+	SkipBadLines         bool    `yaml:"skip_bad_lines"`
 }

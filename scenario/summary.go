@@ -28,7 +28,7 @@ func (res *Result) Summary() reports.Summary {
 	now := r.eng.Now()
 	s := reports.Summary{Design: r.l.System.Design, Seed: r.l.Seed, Sessions: len(r.workload.Sessions),
 		SimTimeS: now.Seconds(), WallTimeS: res.Wall.Seconds(), Events: r.eng.Handled(),
-		RequestsRejected: r.sys.Rejected(), Decisions: map[string]int64{}, Bytes: map[string]int64{},
+		RequestsRejected: r.sys.Rejected(), SkippedTraceLines: r.skippedLines, Decisions: map[string]int64{}, Bytes: map[string]int64{},
 		Utilization: map[string]float64{}, Evictions: map[string]int64{}, Store: map[string]int64{}}
 	var ttft, tpot, e2e []float64
 	var output int64

@@ -1,6 +1,6 @@
 // Package workloads describes what arrives at the simulated system:
-// multi-turn sessions and their requests, from a synthetic generator or,
-// later, from real traces.
+// multi-turn sessions and their requests, from a synthetic generator or
+// from real traces (Mooncake, Azure, RAGPulse, our sessions JSONL).
 package workloads
 
 import "github.com/kvcosim/kvcosim/sim"
@@ -25,6 +25,8 @@ type Turn struct {
 	Interrupted bool
 	// Node pins the turn to a node (-1: the router decides).
 	Node int
+	// Arrival is a timed turn's arrival (its trace timestamp, scaled).
+	Arrival sim.Time
 }
 
 // Session is one conversation.
@@ -32,6 +34,9 @@ type Session struct {
 	ID    int64
 	Start sim.Time
 	Turns []Turn
+	// Timed sessions come from a trace: a turn arrives at its Arrival, or
+	// when the previous turn ends if later; otherwise after its Gap.
+	Timed bool
 }
 
 // Workload is the sessions of a run, in order of start.

@@ -1,0 +1,141 @@
+package workloads
+
+import (
+	"compress/gzip"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kvcosim/kvcosim/sim"
+)
+
+func writeFile(t *testing.T, name, text string) string {
+	path := filepath.Join(t.TempDir(), name)
+	require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
+	return path
+}
+
+const goodMooncake = `{"timestamp": 0, "input_length": 1000, "output_length": 5, "hash_ids": [0, 1]}
+{"timestamp": 3000, "input_length": 1500, "output_length": 7, "hash_ids": [0, 1, 2]}
+{"timestamp": 3000, "input_length": 600, "output_length": 0, "hash_ids": [0, 9]}
+`
+
+func TestMooncakeStatsByHand(t *testing.T) {
+	tr, err := ReadTrace("mooncake", writeFile(t, "m.jsonl", goodMooncake), false)
+	require.NoError(t, err)
+	s := tr.Stats()
+	assert.Equal(t, 3, s.Requests)
+	assert.Equal(t, 3*sim.Second, s.Duration)
+	assert.InDelta(t, 1.0, s.RatePerS(), 1e-12)
+	// request 2 reuses blocks 0, 1 (1,024 tokens); request 3 reuses block 0
+	// (512 tokens): 3 of 7 blocks, 1,536 of 3,100 tokens.
+	assert.Equal(t, int64(3), s.HitBlocks)
+	assert.Equal(t, int64(7), s.Blocks)
+	assert.Equal(t, int64(1536), s.HitTokens)
+	assert.Equal(t, int64(3100), s.InputTokens)
+	assert.Equal(t, []uint64{0, 1, 2}, tr.Requests[1].BlockKeys)
+	assert.Equal(t, 2, tr.Requests[1].Line)
+}
+
+func TestHitTokensAreCappedByTheInput(t *testing.T) {
+	text := `{"timestamp": 0, "input_length": 600, "output_length": 1, "hash_ids": [4, 5]}
+{"timestamp": 1, "input_length": 600, "output_length": 1, "hash_ids": [4, 5]}
+`
+	tr, err := ReadTrace("mooncake", writeFile(t, "m.jsonl", text), false)
+	require.NoError(t, err)
+	assert.Equal(t, int64(600), tr.Stats().HitTokens, "two blocks matched, but only 600 prompt tokens")
+}
+
+func TestReadsGzip(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.jsonl.gz")
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	gz := gzip.NewWriter(f)
+	_, err = gz.Write([]byte(goodMooncake))
+	require.NoError(t, err)
+	require.NoError(t, gz.Close())
+	require.NoError(t, f.Close())
+	tr, err := ReadTrace("mooncake", path, false)
+	require.NoError(t, err)
+	assert.Len(t, tr.Requests, 3)
+}
+
+func TestBadLinesNameFileLineAndField(t *testing.T) {
+	cases := []struct {
+		name, format, line, want string
+	}{
+		{"bad json", "mooncake", `{"timestamp": 0,`, ":2: bad JSON"},
+		{"missing field", "mooncake", `{"timestamp": 5000, "output_length": 1, "hash_ids": [0]}`, ":2: field input_length: missing"},
+		{"negative length", "mooncake", `{"timestamp": 5000, "input_length": 10, "output_length": -1, "hash_ids": [0]}`, ":2: field output_length: -1: must not be negative"},
+		{"hash_ids count", "mooncake", `{"timestamp": 5000, "input_length": 1025, "output_length": 1, "hash_ids": [0, 1]}`, ":2: field hash_ids: 2 ids for input_length 1025: want ceil(1025 / 512) = 3"},
+		{"backwards", "mooncake", `{"timestamp": 10, "input_length": 10, "output_length": 1, "hash_ids": [0]}`, ":2: field timestamp: 10ms goes backwards"},
+		{"azure fields", "azure", `2023-11-16 18:15:50.0000000,12`, ":3: 2 fields"},
+		{"azure time", "azure", `yesterday,1,2`, ":3: field TIMESTAMP"},
+		{"azure count", "azure", `2023-11-16 18:15:50.0000000,x,2`, ":3: field ContextTokens"},
+		{"sessions turn", "sessions", `{"session": "a", "arrival_s": 9, "new_tokens": 3, "output_tokens": 1}`, ":2: field turn: missing or negative"},
+		{"sessions ids", "sessions", `{"session": "a", "turn": 1, "arrival_s": 9, "new_tokens": 3, "token_ids": [1], "output_tokens": 1}`, ":2: field new_tokens: 3, but token_ids has 1"},
+	}
+	first := map[string]string{
+		"mooncake": `{"timestamp": 1000, "input_length": 10, "output_length": 1, "hash_ids": [0]}` + "\n",
+		"azure":    "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900,374,44\n",
+		"sessions": `{"session": "a", "turn": 0, "arrival_s": 0, "new_tokens": 3, "output_tokens": 1}` + "\n",
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := writeFile(t, "trace", first[c.format]+c.line+"\n")
+			_, err := ReadTrace(c.format, path, false)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), path+c.want)
+			tr, err := ReadTrace(c.format, path, true)
+			require.NoError(t, err, "skip_bad_lines keeps the good line")
+			assert.Equal(t, 1, tr.SkippedLines)
+			assert.Len(t, tr.Requests, 1)
+		})
+	}
+}
+
+func TestMissingAndEmptyFiles(t *testing.T) {
+	_, err := ReadTrace("mooncake", filepath.Join(t.TempDir(), "absent.jsonl"), false)
+	assert.ErrorContains(t, err, "absent.jsonl: no such file")
+	_, err = ReadTrace("mooncake", writeFile(t, "empty.jsonl", ""), false)
+	assert.ErrorContains(t, err, "empty.jsonl: empty file")
+	_, err = ReadTrace("azure", writeFile(t, "header.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n"), false)
+	assert.ErrorContains(t, err, "header.csv: no requests")
+	_, err = ReadTrace("vidur", "x", false)
+	assert.ErrorContains(t, err, `trace format "vidur": known formats are mooncake, azure, ragpulse, sessions`)
+}
+
+func TestBundledTraces(t *testing.T) {
+	cases := []struct {
+		format, path string
+		requests     int
+		skipped      int
+	}{
+		{"mooncake", "mooncake_conversation_trace.jsonl.gz", 12031, 0},
+		{"mooncake", "mooncake_synthetic_trace.jsonl.gz", 3993, 0},
+		{"azure", "azure_conv.csv.gz", 19366, 0},
+		{"azure", "azure_code.csv.gz", 8819, 0},
+		// the second week restarts its timestamps at 0: skipped as backwards
+		{"ragpulse", "ragpulse/0_trace.jsonl.gz", 3802, 3304},
+	}
+	for _, c := range cases {
+		t.Run(c.path, func(t *testing.T) {
+			tr, err := ReadTrace(c.format, filepath.Join("testdata", c.path), true)
+			require.NoError(t, err)
+			assert.Equal(t, c.requests, len(tr.Requests))
+			assert.Equal(t, c.skipped, tr.SkippedLines)
+		})
+	}
+}
+
+func ExampleTrace_Stats() {
+	tr, _ := ReadTrace("mooncake", "testdata/mooncake_synthetic_trace.jsonl.gz", false)
+	s := tr.Stats()
+	fmt.Printf("%d requests over %.0f s; ideal hit ratio %.4f of blocks, %.4f of tokens\n",
+		s.Requests, s.Duration.Seconds(), s.HitRatioBlocks(), s.HitRatioTokens())
+	// Output: 3993 requests over 1022 s; ideal hit ratio 0.6396 of blocks, 0.6512 of tokens
+}
