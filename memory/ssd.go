@@ -28,10 +28,12 @@ type SSD struct {
 	ctrl *sim.Server
 
 	planeFree, channelFree []sim.Time
-	cmds                   sim.Slots[ssdCmd]
-	splits                 sim.Slots[split]
-	waiting                sim.FIFO[int] // commands beyond the queue depth
-	inFlight               int
+	// stripe is planeOf for one round of pages over every plane
+	stripe   []stripeSlot
+	cmds     sim.Slots[ssdCmd]
+	splits   sim.Slots[split]
+	waiting  sim.FIFO[int] // commands beyond the queue depth
+	inFlight int
 
 	bufferUsed   int64
 	bufferWait   sim.FIFO[int] // writes waiting for buffer space
@@ -79,7 +81,7 @@ func NewSSD(eng *sim.Engine, cfg SSDConfig) (*SSD, error) {
 		return nil, err
 	}
 	return &SSD{eng: eng, cfg: cfg, host: host, ctrl: ctrl,
-		planeFree: make([]sim.Time, cfg.Planes()), channelFree: make([]sim.Time, cfg.Channels),
+		planeFree: make([]sim.Time, cfg.Planes()), channelFree: make([]sim.Time, cfg.Channels), stripe: stripeOf(cfg),
 		readLatency: sim.NewDistribution(), writeLatency: sim.NewDistribution()}, nil
 }
 
@@ -149,14 +151,26 @@ func (s *SSD) Handle(ev sim.Event) {
 	}
 }
 
-// planeOf stripes page p over channels, then dies, then planes; it returns
-// the plane index and its channel.
+// stripeSlot is a page's plane and channel.
+type stripeSlot struct{ plane, channel int }
+
+// stripeOf lists where one round of consecutive pages goes: striped over
+// channels, then dies, then planes.
+func stripeOf(c SSDConfig) []stripeSlot {
+	out := make([]stripeSlot, c.Planes())
+	for p := range out {
+		channel := p % c.Channels
+		die := p / c.Channels % c.DiesPerChannel
+		pl := p / (c.Channels * c.DiesPerChannel) % c.PlanesPerDie
+		out[p] = stripeSlot{(channel*c.DiesPerChannel+die)*c.PlanesPerDie + pl, channel}
+	}
+	return out
+}
+
+// planeOf returns page p's plane index and channel.
 func (s *SSD) planeOf(p int64) (plane, channel int) {
-	c := s.cfg
-	channel = int(p % int64(c.Channels))
-	die := int(p / int64(c.Channels) % int64(c.DiesPerChannel))
-	pl := int(p / int64(c.Channels*c.DiesPerChannel) % int64(c.PlanesPerDie))
-	return (channel*c.DiesPerChannel+die)*c.PlanesPerDie + pl, channel
+	slot := s.stripe[p%int64(len(s.stripe))]
+	return slot.plane, slot.channel
 }
 
 // readFlash reserves the planes and channels of every page the read
@@ -212,8 +226,12 @@ func (s *SSD) program(bytes int64) {
 	prog := sim.TimeOf(float64(s.cfg.ProgramTime) * waf)
 	var freed int64
 	var last sim.Time
+	next := int(s.writePage % int64(len(s.stripe)))
 	for ; s.pendingBytes >= page; s.pendingBytes -= page {
-		plane, ch := s.planeOf(s.writePage)
+		plane, ch := s.stripe[next].plane, s.stripe[next].channel
+		if next++; next == len(s.stripe) {
+			next = 0
+		}
 		s.writePage++
 		s.channelFree[ch] = max(s.eng.Now(), s.channelFree[ch]) + xfer
 		s.planeFree[plane] = max(s.channelFree[ch], s.planeFree[plane]) + prog

@@ -11,6 +11,7 @@ import (
 
 	_ "github.com/kvcosim/kvcosim/internal/golden"
 	"github.com/kvcosim/kvcosim/reports"
+	"github.com/kvcosim/kvcosim/workloads"
 )
 
 func writeScenario(t *testing.T, text string) string {
@@ -148,4 +149,31 @@ func BenchmarkRunSmall(b *testing.B) {
 		requests += s.RequestsCompleted
 	}
 	b.ReportMetric(float64(requests)/b.Elapsed().Seconds(), "requests/s")
+}
+
+// TestClosedLoopHitRatioEqualsTheIdeal replays Mooncake's traces closed
+// loop, one request at a time, with unlimited storage and block hashing:
+// every export lands before the next query, so the simulated hit ratio
+// must be exactly the trace's ideal prefix hit ratio (a test of the whole
+// query/export path). A small model keeps the KV traffic, and so the run,
+// short; the hit accounting does not depend on it.
+func TestClosedLoopHitRatioEqualsTheIdeal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("replays 16,024 requests")
+	}
+	for _, name := range []string{"mooncake_synthetic_trace.jsonl.gz", "mooncake_conversation_trace.jsonl.gz"} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join("..", "workloads", "testdata", name)
+			trace, err := workloads.ReadTrace("mooncake", path, false)
+			require.NoError(t, err)
+			ideal := trace.Stats()
+			s, _ := run(t, "workload.kind=mooncake", "workload.path="+path, "workload.max_concurrency=1",
+				"storage.capacity=unlimited", "fpga.hashing=block", "model=qwen2.5-7b", "accelerator.tp=1")
+			require.Equal(t, ideal.Requests, s.RequestsCompleted)
+			assert.Equal(t, ideal.HitTokens, s.PrefillTokensReused)
+			assert.Equal(t, ideal.InputTokens, s.PromptTokens)
+			assert.Equal(t, ideal.HitRatioTokens(), s.HitRatioTokens, "exactly the ideal ratio")
+			t.Logf("hit_ratio_tokens %.6f = ideal %.6f (%d of %d tokens)", s.HitRatioTokens, ideal.HitRatioTokens(), s.PrefillTokensReused, s.PromptTokens)
+		})
+	}
 }
