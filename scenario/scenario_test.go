@@ -2,8 +2,12 @@ package scenario
 
 import (
 	"bytes"
+	"encoding/csv"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -175,5 +179,94 @@ func TestClosedLoopHitRatioEqualsTheIdeal(t *testing.T) {
 			assert.Equal(t, ideal.HitRatioTokens(), s.HitRatioTokens, "exactly the ideal ratio")
 			t.Logf("hit_ratio_tokens %.6f = ideal %.6f (%d of %d tokens)", s.HitRatioTokens, ideal.HitRatioTokens(), s.PrefillTokensReused, s.PromptTokens)
 		})
+	}
+}
+
+func writeTrace(t *testing.T, lines string) string {
+	path := filepath.Join(t.TempDir(), "trace.jsonl")
+	require.NoError(t, os.WriteFile(path, []byte(lines), 0o644))
+	return path
+}
+
+const tinyMooncake = `{"timestamp": 0, "input_length": 1024, "output_length": 4, "hash_ids": [0, 1]}
+{"timestamp": 2000, "input_length": 1100, "output_length": 4, "hash_ids": [0, 1, 2]}
+{"timestamp": 4000, "input_length": 700, "output_length": 4, "hash_ids": [0, 9]}
+`
+
+func TestTraceWorkloadErrors(t *testing.T) {
+	bad := writeTrace(t, tinyMooncake+`{"timestamp": 5000, "input_length": -3, "output_length": 4, "hash_ids": []}`+"\n")
+	cases := []struct {
+		name string
+		sets []string
+		want string
+	}{
+		{"no path", []string{"workload.kind=mooncake"}, "workload.path: a mooncake trace needs its file"},
+		{"missing file", []string{"workload.kind=azure", "workload.path=/nonexistent/a.csv"}, "/nonexistent/a.csv: no such file"},
+		{"bad line", []string{"workload.kind=mooncake", "workload.path=" + bad}, bad + ":4: field input_length: -3: must be at least 1"},
+		{"block size", []string{"workload.kind=mooncake", "workload.path=" + bad, "workload.skip_bad_lines=true",
+			"fpga.hashing=block", "fpga.block_tokens=256"}, "fpga.block_tokens = 256: the mooncake trace's block keys are 512-token blocks"},
+		{"bad kind", []string{"workload.kind=vidur"}, `"vidur" is not allowed`},
+		{"bad scale", []string{"workload.time_scale=0"}, "workload.time_scale"},
+		{"bad concurrency", []string{"workload.max_concurrency=-1"}, "workload.max_concurrency"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			l, err := Load("", c.sets)
+			if err == nil {
+				_, err = Build(l)
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), c.want)
+		})
+	}
+	s, _ := run(t, "workload.kind=mooncake", "workload.path="+bad, "workload.skip_bad_lines=true")
+	assert.Equal(t, 1, s.SkippedTraceLines)
+	assert.Equal(t, 3, s.RequestsCompleted)
+}
+
+func TestTraceReplayModes(t *testing.T) {
+	path := writeTrace(t, tinyMooncake)
+	base := []string{"workload.kind=mooncake", "workload.path=" + path, "fpga.hashing=block", "storage.capacity=unlimited"}
+	open, rows := run(t, base...)
+	assert.Equal(t, 3, open.RequestsCompleted)
+	assert.Contains(t, string(rows), "\n2,2,0,0,first_tokens,true,4000.000000,", "the third request arrives at 4 s")
+	_, fast := run(t, append(base, "workload.time_scale=0.5")...)
+	assert.Contains(t, string(fast), "\n2,2,0,0,first_tokens,true,2000.000000,", "half the inter-arrival times")
+	limited, _ := run(t, append(base, "workload.limit=2")...)
+	assert.Equal(t, 2, limited.RequestsCompleted)
+	closed, _ := run(t, append(base, "workload.max_concurrency=1")...)
+	assert.Equal(t, int64(1024+512), closed.PrefillTokensReused, "request 2 reuses blocks 0 and 1, request 3 block 0")
+}
+
+// TestClosedLoopNeverExceedsItsSlots checks against a plain sweep over the
+// records: a request holds its slot from arrival to the end of its export.
+func TestClosedLoopNeverExceedsItsSlots(t *testing.T) {
+	for _, limit := range []int{1, 3, 8} {
+		_, rows := run(t, "workload.sessions=40", fmt.Sprintf("workload.max_concurrency=%d", limit))
+		records, err := csv.NewReader(bytes.NewReader(rows)).ReadAll()
+		require.NoError(t, err)
+		col := map[string]int{}
+		for i, name := range records[0] {
+			col[name] = i
+		}
+		type edge struct {
+			at    float64
+			delta int
+		}
+		var edges []edge
+		for _, r := range records[1:] {
+			num := func(name string) float64 { v, _ := strconv.ParseFloat(r[col[name]], 64); return v }
+			start := num("arrival_ms")
+			edges = append(edges, edge{start, 1}, edge{start + num("e2e_ms") + num("export_ms"), -1})
+		}
+		sort.Slice(edges, func(i, j int) bool {
+			return edges[i].at < edges[j].at || (edges[i].at == edges[j].at && edges[i].delta < edges[j].delta)
+		})
+		held, peak := 0, 0
+		for _, e := range edges {
+			held += e.delta
+			peak = max(peak, held)
+		}
+		assert.Equal(t, limit, peak, "the slots fill but never overflow")
 	}
 }
