@@ -221,26 +221,42 @@ func (s *SSD) admitWaitingWrites() {
 func (s *SSD) program(bytes int64) {
 	s.pendingBytes += bytes
 	page := s.cfg.PageBytes
+	pages := s.pendingBytes / page
+	if pages == 0 {
+		return
+	}
+	s.pendingBytes -= pages * page
+	last := s.stripePages(pages)
+	s.eng.Schedule(last, sim.Event{Handler: s, Op: opSSDRelease, Arg: pages * page})
+}
+
+// stripePages programs n pages from the write pointer and returns when
+// the last is done: page by page, a channel carries each page in turn
+// (free = max(now, free) + xfer) and its plane programs it after it
+// arrives (free = max(arrival, free) + prog). A write is tens of pages
+// and every page of a trace's KV export passes here, so the loop keeps
+// its state in locals.
+func (s *SSD) stripePages(n int64) sim.Time {
 	waf := s.cfg.WriteAmplification
-	xfer := sim.TimeOf(float64(s.cfg.ChannelBandwidth.TransferTime(page)) * waf)
+	xfer := sim.TimeOf(float64(s.cfg.ChannelBandwidth.TransferTime(s.cfg.PageBytes)) * waf)
 	prog := sim.TimeOf(float64(s.cfg.ProgramTime) * waf)
-	var freed int64
+	now := s.eng.Now()
+	stripe, channelFree, planeFree := s.stripe, s.channelFree, s.planeFree
+	next := int(s.writePage % int64(len(stripe)))
+	s.writePage += n
 	var last sim.Time
-	next := int(s.writePage % int64(len(s.stripe)))
-	for ; s.pendingBytes >= page; s.pendingBytes -= page {
-		plane, ch := s.stripe[next].plane, s.stripe[next].channel
-		if next++; next == len(s.stripe) {
+	for range n {
+		slot := stripe[next]
+		if next++; next == len(stripe) {
 			next = 0
 		}
-		s.writePage++
-		s.channelFree[ch] = max(s.eng.Now(), s.channelFree[ch]) + xfer
-		s.planeFree[plane] = max(s.channelFree[ch], s.planeFree[plane]) + prog
-		last = max(last, s.planeFree[plane])
-		freed += page
+		arrive := max(now, channelFree[slot.channel]) + xfer
+		channelFree[slot.channel] = arrive
+		done := max(arrive, planeFree[slot.plane]) + prog
+		planeFree[slot.plane] = done
+		last = max(last, done)
 	}
-	if freed > 0 {
-		s.eng.Schedule(last, sim.Event{Handler: s, Op: opSSDRelease, Arg: freed})
-	}
+	return last
 }
 
 // complete finishes a command, no earlier than the small-I/O floor.
