@@ -18,26 +18,31 @@ func (d *Directory) Check(now sim.Time, op string) error {
 		return &InvariantError{fmt.Sprintf("fpga invariant violated at %v after %s: %s", now, op, fmt.Sprintf(format, args...))}
 	}
 	where := make([]uint8, len(d.regionState)) // 0 unseen, 1+state seen
-	see := func(r int32, state uint8, from string) error {
+	// see marks region r found in from (a FIFO, or segment seg when from
+	// is empty) and checks it was nowhere else and is marked so.
+	see := func(r int32, state uint8, from string, seg int) error {
+		if where[r] == 0 && d.regionState[r] == state {
+			where[r] = state + 1
+			return nil
+		}
+		if from == "" {
+			from = fmt.Sprintf("segment %d", seg)
+		}
 		if where[r] != 0 {
 			return fail("region %d is in %s and also elsewhere", r, from)
 		}
-		if d.regionState[r] != state {
-			return fail("region %d found in %s but marked state %d", r, from, d.regionState[r])
-		}
-		where[r] = state + 1
-		return nil
+		return fail("region %d found in %s but marked state %d", r, from, d.regionState[r])
 	}
 	if int(d.fifo1.next) != len(d.regionState) {
 		return fail("%d regions handed out of FIFO 1 but %d have a state", d.fifo1.next, len(d.regionState))
 	}
 	for i := range d.fifo1.matured.Len() { // regions never used are implicitly in FIFO 1
-		if err := see(d.fifo1.matured.At(i), inFIFO1, "FIFO 1"); err != nil {
+		if err := see(d.fifo1.matured.At(i), inFIFO1, "FIFO 1", -1); err != nil {
 			return err
 		}
 	}
 	for i := range d.fifo2.Len() {
-		if err := see(d.fifo2.At(i).region, inFIFO2, "FIFO 2"); err != nil {
+		if err := see(d.fifo2.At(i).region, inFIFO2, "FIFO 2", -1); err != nil {
 			return err
 		}
 	}
@@ -75,7 +80,7 @@ func (d *Directory) Check(now sim.Time, op string) error {
 			return fail("segment %d has %d references but %d links use it", s, seg.refs, refs[s])
 		}
 		for i := range int(seg.nRegions) {
-			if err := see(d.region(seg, i), inUse, fmt.Sprintf("segment %d", s)); err != nil {
+			if err := see(d.region(seg, i), inUse, "", int(s)); err != nil {
 				return err
 			}
 		}

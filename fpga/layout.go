@@ -91,10 +91,14 @@ func (l Layout) extents(s KVShape, cap, t0, t1 int64) []Extent {
 	default: // claim 9
 		add(t0*tokenIDBytes, n*tokenIDBytes)
 		kBase := cap * tokenIDBytes
+		vBase := kBase + layers*cap*k
+		if n == cap { // the whole segment: every run joins the next
+			add(kBase, layers*cap*k+layers*int64(s.VWidth)*cap*e)
+			break
+		}
 		for layer := range layers {
 			add(kBase+(layer*cap+t0)*k, n*k)
 		}
-		vBase := kBase + layers*cap*k
 		for col := range layers * int64(s.VWidth) {
 			add(vBase+(col*cap+t0)*e, n*e)
 		}

@@ -75,6 +75,10 @@ type Distribution struct {
 	logGamma      float64
 	invLogGamma   float64
 	reprNumerator float64
+	// lastValue and lastBucket memoise the logarithm: simulated latencies
+	// repeat exactly (same-size transfers on an idle path).
+	lastValue  float64
+	lastBucket int
 }
 
 // NewDistribution returns an empty distribution.
@@ -101,7 +105,10 @@ func (d *Distribution) Add(v float64) {
 		d.zeros++
 		return
 	}
-	d.bucket(int(math.Ceil(math.Log(v) * d.invLogGamma)))
+	if v != d.lastValue {
+		d.lastValue, d.lastBucket = v, int(math.Ceil(math.Log(v)*d.invLogGamma))
+	}
+	d.bucket(d.lastBucket)
 }
 
 // AddTime records a duration.
