@@ -1,7 +1,9 @@
 package hostcpu
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 
 	"github.com/kvcosim/kvcosim/fpga"
 	"github.com/kvcosim/kvcosim/sim"
@@ -77,6 +79,9 @@ type System struct {
 	rejected int64
 	failure  error
 	closed   *closedLoop // nil: open loop
+	// openings are the sessions in order of their first arrival; only the
+	// next is in the event queue (a long trace would fill it otherwise).
+	openings []int64
 }
 
 // The System's events.
@@ -89,6 +94,7 @@ const (
 	opTransfer
 	opExportStep
 	opAdmit
+	opOpen
 )
 
 // NewSystem builds the CPU side over the nodes' hardware. dir is the
@@ -116,15 +122,36 @@ func NewSystem(eng *sim.Engine, cfg Config, nodes []Node, dir *fpga.Directory, w
 		sess := &session{id: plan.ID, index: int64(len(s.sessions)), plan: plan, resident: -1, parked: -1, lastNode: -1, lastRecord: -1,
 			tokenless: plan.Turns[0].NewTokens == nil}
 		s.sessions = append(s.sessions, sess)
-		if cfg.MaxConcurrency == 0 {
-			eng.Schedule(plan.Start+plan.Turns[0].Gap, sim.Event{Handler: s, Op: opTurn, Arg: sess.index})
-		}
 	}
-	if cfg.MaxConcurrency > 0 {
+	if cfg.MaxConcurrency == 0 {
+		s.scheduleOpenings()
+	} else {
 		s.closed = newClosedLoop(cfg.MaxConcurrency, s.sessions)
 		eng.Schedule(0, sim.Event{Handler: s, Op: opAdmit})
 	}
 	return s, nil
+}
+
+// scheduleOpenings orders the sessions by first arrival (ties in session
+// order) and schedules the first.
+func (s *System) scheduleOpenings() {
+	for _, sess := range s.sessions {
+		s.openings = append(s.openings, sess.index)
+	}
+	first := func(i int64) sim.Time { p := s.sessions[i].plan; return p.Start + p.Turns[0].Gap }
+	slices.SortStableFunc(s.openings, func(a, b int64) int { return cmp.Compare(first(a), first(b)) })
+	if len(s.openings) > 0 {
+		s.eng.Schedule(first(s.openings[0]), sim.Event{Handler: s, Op: opOpen, Arg: 0})
+	}
+}
+
+// open starts the i-th session to arrive and schedules the next.
+func (s *System) open(i int) {
+	if next := i + 1; next < len(s.openings) {
+		p := s.sessions[s.openings[next]].plan
+		s.eng.Schedule(p.Start+p.Turns[0].Gap, sim.Event{Handler: s, Op: opOpen, Arg: int64(next)})
+	}
+	s.arrive(s.sessions[s.openings[i]])
 }
 
 // Records returns every request's record, in order of arrival.
@@ -164,6 +191,8 @@ func (s *System) Handle(ev sim.Event) {
 		s.exportStep(int(ev.Arg))
 	case opAdmit:
 		s.admitQueued()
+	case opOpen:
+		s.open(int(ev.Arg))
 	}
 }
 
