@@ -28,12 +28,15 @@ type SSD struct {
 	ctrl *sim.Server
 
 	planeFree, channelFree []sim.Time
-	// stripe is planeOf for one round of pages over every plane
-	stripe   []stripeSlot
-	cmds     sim.Slots[ssdCmd]
-	splits   sim.Slots[split]
-	waiting  sim.FIFO[int] // commands beyond the queue depth
-	inFlight int
+	// stripe is planeOf for one round of pages over every plane;
+	// pageXfer and pageProgram are a page's channel and program times,
+	// write amplification included
+	stripe                []stripeSlot
+	pageXfer, pageProgram sim.Time
+	cmds                  sim.Slots[ssdCmd]
+	splits                sim.Slots[split]
+	waiting               sim.FIFO[int] // commands beyond the queue depth
+	inFlight              int
 
 	bufferUsed   int64
 	bufferWait   sim.FIFO[int] // writes waiting for buffer space
@@ -82,6 +85,8 @@ func NewSSD(eng *sim.Engine, cfg SSDConfig) (*SSD, error) {
 	}
 	return &SSD{eng: eng, cfg: cfg, host: host, ctrl: ctrl,
 		planeFree: make([]sim.Time, cfg.Planes()), channelFree: make([]sim.Time, cfg.Channels), stripe: stripeOf(cfg),
+		pageXfer:    sim.TimeOf(float64(cfg.ChannelBandwidth.TransferTime(cfg.PageBytes)) * cfg.WriteAmplification),
+		pageProgram: sim.TimeOf(float64(cfg.ProgramTime) * cfg.WriteAmplification),
 		readLatency: sim.NewDistribution(), writeLatency: sim.NewDistribution()}, nil
 }
 
@@ -237,9 +242,7 @@ func (s *SSD) program(bytes int64) {
 // and every page of a trace's KV export passes here, so the loop keeps
 // its state in locals.
 func (s *SSD) stripePages(n int64) sim.Time {
-	waf := s.cfg.WriteAmplification
-	xfer := sim.TimeOf(float64(s.cfg.ChannelBandwidth.TransferTime(s.cfg.PageBytes)) * waf)
-	prog := sim.TimeOf(float64(s.cfg.ProgramTime) * waf)
+	xfer, prog := s.pageXfer, s.pageProgram
 	now := s.eng.Now()
 	stripe, channelFree, planeFree := s.stripe, s.channelFree, s.planeFree
 	next := int(s.writePage % int64(len(stripe)))

@@ -10,8 +10,10 @@ import (
 	"github.com/kvcosim/kvcosim/sim"
 )
 
-// refStripe is the page-by-page recurrence stripePages solves in closed
-// form: each page's channel carries it, then its plane programs it.
+// refStripe is the page-by-page recurrence written plainly from the
+// configuration (planeOf, times computed here), against which stripePages'
+// precomputed stripe and page times are checked: each page's channel
+// carries it, then its plane programs it.
 func refStripe(s *SSD, n int64) sim.Time {
 	waf := s.cfg.WriteAmplification
 	xfer := sim.TimeOf(float64(s.cfg.ChannelBandwidth.TransferTime(s.cfg.PageBytes)) * waf)

@@ -119,6 +119,10 @@ type Link struct {
 	busy      Time
 	bytes     int64
 	transfers int64
+	// lastBytes and lastWire memoise WireTime: transfers repeat one size
+	// (a DMA chunk, an NVMe command's MDTS).
+	lastBytes int64
+	lastWire  Time
 }
 
 // NewLink validates cfg and returns a link.
@@ -140,7 +144,10 @@ func (l *Link) Config() LinkConfig { return l.cfg }
 func (l *Link) Transfer(bytes int64, done Event) Time {
 	now := l.eng.Now()
 	start := max(now, l.freeAt)
-	serial := l.cfg.WireTime(bytes)
+	if bytes != l.lastBytes || l.transfers == 0 {
+		l.lastBytes, l.lastWire = bytes, l.cfg.WireTime(bytes)
+	}
+	serial := l.lastWire
 	l.freeAt = start + serial
 	arrival := l.freeAt + l.cfg.Latency
 	l.busy += serial
