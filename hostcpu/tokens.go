@@ -1,7 +1,6 @@
 package hostcpu
 
 import (
-	"github.com/kvcosim/kvcosim/accel/kernels"
 	"github.com/kvcosim/kvcosim/fpga"
 	"github.com/kvcosim/kvcosim/workloads"
 )
@@ -28,15 +27,23 @@ func (sess *session) grow(prompt []uint32, promptLen int64, turn workloads.Turn)
 	}
 }
 
-// standIn is the hash standing in for a token-less session's content.
-func (s *System) standIn(sess *session, salt uint64) uint64 {
-	return kernels.Mix64(kernels.Mix64(s.cfg.HashSeed^uint64(sess.id)) ^ salt)
+// What a stand-in hash names: a history of some length, or a block.
+const (
+	standInHistory = iota
+	standInBlock
+)
+
+// standIn is the hash standing in for a token-less session's content: the
+// hash engine's XXH64 over (what, session id, value).
+func (s *System) standIn(sess *session, what uint32, value int64) uint64 {
+	id := uint64(sess.id)
+	return fpga.HashTokens(s.cfg.HashSeed, []uint32{what, uint32(id), uint32(id >> 32), uint32(value), uint32(uint64(value) >> 32)})
 }
 
 // patentKey is the patent's key of the session's history.
 func (s *System) patentKey(sess *session) fpga.Key {
 	if sess.tokenless {
-		return fpga.Key{Tokens: sess.historyLen, Hash: s.standIn(sess, uint64(sess.historyLen))}
+		return fpga.Key{Tokens: sess.historyLen, Hash: s.standIn(sess, standInHistory, sess.historyLen)}
 	}
 	return fpga.PatentKey(s.cfg.HashSeed, sess.history)
 }
@@ -49,7 +56,7 @@ func (s *System) hashedBlocks(sess *session, ids []uint32, n int64) []fpga.Key {
 	}
 	chain := make([]uint64, n/s.cfg.BlockTokens)
 	for i := range chain {
-		chain[i] = s.standIn(sess, uint64(i)<<1|1) // odd salts: never a history length's
+		chain[i] = s.standIn(sess, standInBlock, int64(i))
 	}
 	return fpga.TraceBlockKeys(chain, int(s.cfg.BlockTokens), n)
 }

@@ -80,7 +80,7 @@ func ReadTrace(format, path string, skipBad bool) (*Trace, error) {
 		if err != nil {
 			return nil, err
 		}
-		parse, t.BlockTokens = parseRAGPulse(path, chunks), RAGPulseBlockTokens
+		parse = parseRAGPulse(path, chunks)
 	case "sessions":
 		parse = parseSessions(path)
 	default:

@@ -17,13 +17,10 @@ import (
 // release traces: one id per 512-token block).
 const MooncakeBlockTokens = 512
 
-// RAGPulseBlockTokens bounds RAGPulse's chunks (at most 512 tokens); its
-// chunk ids are not block keys, so its requests carry none.
-const RAGPulseBlockTokens = 0
-
-// strictJSON decodes one line into v; missing fields are found by the
-// caller through v's pointer fields.
-func strictJSON(path string, line int, text string, v any) error {
+// decodeLine decodes one line into v (numbers kept as json.Number where v
+// asks for them); missing fields are found by the caller through v's
+// pointer fields.
+func decodeLine(path string, line int, text string, v any) error {
 	dec := json.NewDecoder(strings.NewReader(text))
 	dec.UseNumber()
 	if err := dec.Decode(v); err != nil {
@@ -74,7 +71,7 @@ func parseMooncake(path string) lineParser {
 			Output    *int64          `json:"output_length"`
 			HashIDs   *[]uint64       `json:"hash_ids"`
 		}
-		if err := strictJSON(path, line, text, &v); err != nil {
+		if err := decodeLine(path, line, text, &v); err != nil {
 			return TraceRequest{}, err
 		}
 		at, err := seconds(path, line, "timestamp", v.Timestamp, 1e-3)
@@ -149,7 +146,7 @@ func readChunkLengths(dir string) (map[string]map[uint64]int64, error) {
 		m := map[uint64]int64{}
 		err = eachLine(path, false, func(text string, line int) error {
 			var v map[string]json.Number
-			if err := strictJSON(path, line, text, &v); err != nil {
+			if err := decodeLine(path, line, text, &v); err != nil {
 				return err
 			}
 			id, err1 := strconv.ParseUint(string(v[c.idField]), 10, 64)
@@ -168,6 +165,8 @@ func readChunkLengths(dir string) (map[string]map[uint64]int64, error) {
 	return out, nil
 }
 
+// parseRAGPulse reads RAGPulse lines. Its chunk ids (at most 512 tokens
+// each) are not prefix-chained block keys, so its requests carry none.
 func parseRAGPulse(path string, chunks map[string]map[uint64]int64) lineParser {
 	return func(text string, line int) (TraceRequest, error) {
 		var v struct {
@@ -177,7 +176,7 @@ func parseRAGPulse(path string, chunks map[string]map[uint64]int64) lineParser {
 			Session   *string             `json:"session_id"`
 			HashIDs   map[string][]uint64 `json:"hash_ids"`
 		}
-		if err := strictJSON(path, line, text, &v); err != nil {
+		if err := decodeLine(path, line, text, &v); err != nil {
 			return TraceRequest{}, err
 		}
 		at, err := seconds(path, line, "timestamp", v.Timestamp, 1)
@@ -216,7 +215,7 @@ func parseSessions(path string) lineParser {
 			Output    *int64          `json:"output_tokens"`
 			Node      *int            `json:"node"`
 		}
-		if err := strictJSON(path, line, text, &v); err != nil {
+		if err := decodeLine(path, line, text, &v); err != nil {
 			return TraceRequest{}, err
 		}
 		if v.Session == nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -16,8 +15,7 @@ import (
 var calibrationSuites = []func() ([]sim.Calibration, error){memory.Calibrations, accel.Calibrations}
 
 func runCalibrate(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("calibrate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("calibrate", stderr)
 	asJSON := fs.Bool("json", false, "print the checks as a JSON array")
 	if err := fs.Parse(args); err != nil {
 		return 2

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 
@@ -12,8 +11,7 @@ import (
 // Exit 1 if a case failed, 2 if the file is unreadable or of an unknown
 // schema.
 func runKernels(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("kernels", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("kernels", stderr)
 	path := fs.String("vectors", "", "golden-vector `FILE` (any schema of conformance/FORMAT.md)")
 	if err := fs.Parse(args); err != nil {
 		return 2

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -44,6 +45,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "simrun: unknown command %q\n", args[0])
 	usage(stderr)
 	return 2
+}
+
+// newFlagSet is a subcommand's flags: errors and help go to stderr, and
+// the caller returns 2 when parsing fails.
+func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
 }
 
 func usage(w io.Writer) {

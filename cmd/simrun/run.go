@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -21,8 +20,7 @@ func (s *setFlags) String() string     { return fmt.Sprint(*s) }
 func (s *setFlags) Set(v string) error { *s = append(*s, v); return nil }
 
 func runRun(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("run", stderr)
 	cfg := fs.String("c", "", "scenario file (default: the embedded default scenario)")
 	out := fs.String("o", "out", "output folder")
 	seed := fs.String("seed", "", "override the scenario's seed")

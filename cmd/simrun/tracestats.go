@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -11,11 +10,10 @@ import (
 )
 
 // runTraceStats prints a trace's statistics. Malformed lines are skipped
-// and counted (the bundled RAGPulse trace has one timestamp out of order);
-// the simulator itself rejects them unless told to skip.
+// and counted (the bundled RAGPulse trace's second week restarts its
+// timestamps); the simulator itself rejects them unless told to skip.
 func runTraceStats(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("trace-stats", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("trace-stats", stderr)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
