@@ -27,21 +27,23 @@ type SSD struct {
 	host *PCIe
 	ctrl *sim.Server
 
-	planeFree, channelFree []sim.Time
-	// stripe is planeOf for one round of pages over every plane;
-	// pageXfer and pageProgram are a page's channel and program times,
-	// write amplification included
-	stripe                []stripeSlot
-	pageXfer, pageProgram sim.Time
-	cmds                  sim.Slots[ssdCmd]
-	splits                sim.Slots[split]
-	waiting               sim.FIFO[int] // commands beyond the queue depth
-	inFlight              int
+	// planeFree is indexed by stripe position (see planeOf); pageProgram
+	// is a page's program time, write amplification included
+	planeFree   []sim.Time
+	pageProgram sim.Time
+	channels    nandChannels
+	cmds        sim.Slots[ssdCmd]
+	// writesDone and releases hold write completions and buffer releases,
+	// which come in time order (see program)
+	writesDone, releases *sim.Lane
+	splits               sim.Slots[split]
+	waiting              sim.FIFO[waiter] // commands beyond the queue depth
+	inFlight             int
 
 	bufferUsed   int64
 	bufferWait   sim.FIFO[int] // writes waiting for buffer space
 	pendingBytes int64         // buffered bytes not yet making a whole page
-	writePage    int64         // the striped write pointer, in pages
+	writePos     int           // the striped write pointer, a stripe position
 
 	reads, writes             sim.Counter
 	bytesRead, bytesWritten   sim.Counter
@@ -55,10 +57,12 @@ type ssdCmd struct {
 	parent  int  // the split request it is part of, or -1
 }
 
-// split is a request longer than MaxIOBytes, done with its last command.
+// split is a request longer than MaxIOBytes, done with its last command:
+// left commands to complete, rest the bytes not yet made into commands.
 type split struct {
-	left int
-	done sim.Event
+	left  int
+	rest  Request
+	start sim.Time
 }
 
 // The SSD's events.
@@ -84,9 +88,10 @@ func NewSSD(eng *sim.Engine, cfg SSDConfig) (*SSD, error) {
 		return nil, err
 	}
 	return &SSD{eng: eng, cfg: cfg, host: host, ctrl: ctrl,
-		planeFree: make([]sim.Time, cfg.Planes()), channelFree: make([]sim.Time, cfg.Channels), stripe: stripeOf(cfg),
-		pageXfer:    sim.TimeOf(float64(cfg.ChannelBandwidth.TransferTime(cfg.PageBytes)) * cfg.WriteAmplification),
+		planeFree:   make([]sim.Time, cfg.Planes()),
 		pageProgram: sim.TimeOf(float64(cfg.ProgramTime) * cfg.WriteAmplification),
+		channels:    newNANDChannels(cfg),
+		writesDone:  sim.NewLane(eng, cfg.Name+".writes"), releases: sim.NewLane(eng, cfg.Name+".buffer"),
 		readLatency: sim.NewDistribution(), writeLatency: sim.NewDistribution()}, nil
 }
 
@@ -100,31 +105,47 @@ func (s *SSD) AttachStore(blockBytes int64, zeroFill bool) (*ByteStore, error) {
 }
 
 // Access submits a read or write; one longer than MaxIOBytes goes as
-// several commands. A range outside the drive is a programming error.
+// several commands, made one at a time as queue slots free (a long export
+// holds one entry while it waits, not thousands). A range outside the
+// drive is a programming error.
 func (s *SSD) Access(r Request) {
 	if r.Bytes <= 0 || r.Addr < 0 || r.Addr+r.Bytes > s.cfg.CapacityBytes {
 		panic(fmt.Sprintf("memory: %s at %v: access [%d, %d) outside the drive's %d bytes",
 			s.cfg.Name, s.eng.Now(), r.Addr, r.Addr+r.Bytes, s.cfg.CapacityBytes))
 	}
 	if r.Bytes <= s.cfg.MaxIOBytes {
-		s.submit(r, -1)
-		return
+		s.waiting.Push(waiter{slot: s.cmds.Put(ssdCmd{req: r, start: s.eng.Now(), parent: -1})})
+	} else {
+		n := (r.Bytes + s.cfg.MaxIOBytes - 1) / s.cfg.MaxIOBytes
+		s.waiting.Push(waiter{slot: s.splits.Put(split{left: int(n), rest: r, start: s.eng.Now()}), split: true})
 	}
-	n := (r.Bytes + s.cfg.MaxIOBytes - 1) / s.cfg.MaxIOBytes
-	parent := s.splits.Put(split{left: int(n), done: r.Done})
-	for off := int64(0); off < r.Bytes; off += s.cfg.MaxIOBytes {
-		part := Request{Addr: r.Addr + off, Bytes: min(s.cfg.MaxIOBytes, r.Bytes-off), Write: r.Write, Done: r.Done}
-		s.submit(part, parent)
-	}
+	s.startWaiting()
 }
 
-// submit queues one command.
-func (s *SSD) submit(r Request, parent int) {
-	slot := s.cmds.Put(ssdCmd{req: r, start: s.eng.Now(), parent: parent})
-	if s.inFlight < s.cfg.QueueDepthMax {
-		s.start(slot)
-	} else {
-		s.waiting.Push(slot)
+// waiter is a command, or the rest of a split request, waiting for a
+// queue slot.
+type waiter struct {
+	slot  int
+	split bool
+}
+
+// startWaiting starts waiting commands, in order, while queue slots are
+// free.
+func (s *SSD) startWaiting() {
+	for s.inFlight < s.cfg.QueueDepthMax && s.waiting.Len() > 0 {
+		w := s.waiting.Peek()
+		if !w.split {
+			s.waiting.Pop()
+			s.start(w.slot)
+			continue
+		}
+		p := s.splits.At(w.slot)
+		part := p.rest
+		part.Bytes = min(s.cfg.MaxIOBytes, p.rest.Bytes)
+		if p.rest.Addr, p.rest.Bytes = p.rest.Addr+part.Bytes, p.rest.Bytes-part.Bytes; p.rest.Bytes == 0 {
+			s.waiting.Pop()
+		}
+		s.start(s.cmds.Put(ssdCmd{req: part, start: p.start, parent: w.slot}))
 	}
 }
 
@@ -147,35 +168,13 @@ func (s *SSD) Handle(ev sim.Event) {
 		s.host.CardToHost.Transfer(s.cmds.At(slot).req.Bytes, sim.Event{Handler: s, Op: opSSDComplete, Arg: ev.Arg})
 	case opSSDWriteArrived:
 		s.program(s.cmds.At(slot).req.Bytes)
-		s.eng.After(s.cfg.WriteOverhead, sim.Event{Handler: s, Op: opSSDComplete, Arg: ev.Arg})
+		s.writesDone.Schedule(s.eng.Now()+s.cfg.WriteOverhead, sim.Event{Handler: s, Op: opSSDComplete, Arg: ev.Arg})
 	case opSSDComplete:
 		s.complete(slot)
 	case opSSDRelease:
 		s.bufferUsed -= ev.Arg
 		s.admitWaitingWrites()
 	}
-}
-
-// stripeSlot is a page's plane and channel.
-type stripeSlot struct{ plane, channel int }
-
-// stripeOf lists where one round of consecutive pages goes: striped over
-// channels, then dies, then planes.
-func stripeOf(c SSDConfig) []stripeSlot {
-	out := make([]stripeSlot, c.Planes())
-	for p := range out {
-		channel := p % c.Channels
-		die := p / c.Channels % c.DiesPerChannel
-		pl := p / (c.Channels * c.DiesPerChannel) % c.PlanesPerDie
-		out[p] = stripeSlot{(channel*c.DiesPerChannel+die)*c.PlanesPerDie + pl, channel}
-	}
-	return out
-}
-
-// planeOf returns page p's plane index and channel.
-func (s *SSD) planeOf(p int64) (plane, channel int) {
-	slot := s.stripe[p%int64(len(s.stripe))]
-	return slot.plane, slot.channel
 }
 
 // readFlash reserves the planes and channels of every page the read
@@ -187,11 +186,7 @@ func (s *SSD) readFlash(slot int) {
 	page := s.cfg.PageBytes
 	for p := r.Addr / page; p <= (r.Addr+r.Bytes-1)/page; p++ {
 		piece := min(r.Addr+r.Bytes, (p+1)*page) - max(r.Addr, p*page)
-		plane, ch := s.planeOf(p)
-		sensed := max(now, s.planeFree[plane]) + s.cfg.ReadTime
-		s.planeFree[plane] = sensed
-		s.channelFree[ch] = max(sensed, s.channelFree[ch]) + s.cfg.ChannelBandwidth.TransferTime(piece)
-		ready = max(ready, s.channelFree[ch])
+		ready = max(ready, s.readPage(p, piece, now))
 	}
 	s.eng.Schedule(ready+s.cfg.ReadOverhead, sim.Event{Handler: s, Op: opSSDDataReady, Arg: int64(slot)})
 }
@@ -222,7 +217,8 @@ func (s *SSD) admitWaitingWrites() {
 
 // program drains whole pages of buffered data to the NAND. The space of
 // the pages one write completes is freed together, when the last of them
-// is programmed (one event per write, not per page).
+// is programmed (one event per write, not per page), and no earlier than
+// the space of earlier writes: the buffer drains in arrival order.
 func (s *SSD) program(bytes int64) {
 	s.pendingBytes += bytes
 	page := s.cfg.PageBytes
@@ -232,34 +228,7 @@ func (s *SSD) program(bytes int64) {
 	}
 	s.pendingBytes -= pages * page
 	last := s.stripePages(pages)
-	s.eng.Schedule(last, sim.Event{Handler: s, Op: opSSDRelease, Arg: pages * page})
-}
-
-// stripePages programs n pages from the write pointer and returns when
-// the last is done: page by page, a channel carries each page in turn
-// (free = max(now, free) + xfer) and its plane programs it after it
-// arrives (free = max(arrival, free) + prog). A write is tens of pages
-// and every page of a trace's KV export passes here, so the loop keeps
-// its state in locals.
-func (s *SSD) stripePages(n int64) sim.Time {
-	xfer, prog := s.pageXfer, s.pageProgram
-	now := s.eng.Now()
-	stripe, channelFree, planeFree := s.stripe, s.channelFree, s.planeFree
-	next := int(s.writePage % int64(len(stripe)))
-	s.writePage += n
-	var last sim.Time
-	for range n {
-		slot := stripe[next]
-		if next++; next == len(stripe) {
-			next = 0
-		}
-		arrive := max(now, channelFree[slot.channel]) + xfer
-		channelFree[slot.channel] = arrive
-		done := max(arrive, planeFree[slot.plane]) + prog
-		planeFree[slot.plane] = done
-		last = max(last, done)
-	}
-	return last
+	s.releases.Schedule(max(last, s.releases.Last()), sim.Event{Handler: s, Op: opSSDRelease, Arg: pages * page})
 }
 
 // complete finishes a command, no earlier than the small-I/O floor.
@@ -288,9 +257,7 @@ func (s *SSD) complete(slot int) {
 	}
 	s.raise(done)
 	s.inFlight--
-	if s.waiting.Len() > 0 {
-		s.start(s.waiting.Pop())
-	}
+	s.startWaiting()
 }
 
 // SSDStats are a drive's totals.

@@ -2,7 +2,8 @@ package sim
 
 // FIFO is a growable first-in first-out queue of values that reuses its
 // storage, so a queue in steady state allocates nothing. The zero value is
-// an empty queue.
+// an empty queue. Its storage is a power of two long, so positions wrap
+// with a mask.
 type FIFO[T any] struct {
 	buf        []T
 	head, size int
@@ -16,11 +17,11 @@ func (r *FIFO[T]) Push(v T) {
 	if r.size == len(r.buf) {
 		grown := make([]T, max(16, 2*len(r.buf)))
 		for i := range r.size {
-			grown[i] = r.buf[(r.head+i)%len(r.buf)]
+			grown[i] = r.buf[(r.head+i)&(len(r.buf)-1)]
 		}
 		r.buf, r.head = grown, 0
 	}
-	r.buf[(r.head+r.size)%len(r.buf)] = v
+	r.buf[(r.head+r.size)&(len(r.buf)-1)] = v
 	r.size++
 }
 
@@ -29,14 +30,14 @@ func (r *FIFO[T]) Push(v T) {
 func (r *FIFO[T]) Peek() T { return r.buf[r.head] }
 
 // At returns the i-th oldest value (0 is the oldest).
-func (r *FIFO[T]) At(i int) T { return r.buf[(r.head+i)%len(r.buf)] }
+func (r *FIFO[T]) At(i int) T { return r.buf[(r.head+i)&(len(r.buf)-1)] }
 
 // Pop removes and returns the oldest value; the queue must not be empty.
 func (r *FIFO[T]) Pop() T {
 	var zero T
 	v := r.buf[r.head]
 	r.buf[r.head] = zero
-	r.head = (r.head + 1) % len(r.buf)
+	r.head = (r.head + 1) & (len(r.buf) - 1)
 	r.size--
 	if r.size == 0 && len(r.buf) > fifoKeepCap {
 		r.buf, r.head = nil, 0 // a drained large queue gives its storage back

@@ -32,11 +32,17 @@ func TestEngineTotalOrder(t *testing.T) {
 }
 
 // chain schedules a random cascade: each event schedules 0-2 more at random
-// delays (0 included, so ties at one time are frequent).
+// delays (0 included, so ties at one time are frequent). With laneLast set,
+// each new event is meant for lane k (at no earlier than the lane's last
+// time) or the heap, and goes to lanes[k] when lanes are given, else into
+// the heap at the same time: the two runs must handle the same events in
+// the same order.
 type chain struct {
-	eng *Engine
-	rng *Stream
-	log []int64
+	eng      *Engine
+	rng      *Stream
+	log      []int64
+	lanes    []*Lane
+	laneLast []Time
 }
 
 func (c *chain) Handle(ev Event) {
@@ -45,13 +51,29 @@ func (c *chain) Handle(ev Event) {
 		return
 	}
 	for range c.rng.IntN(3) {
-		c.eng.After(Time(c.rng.IntN(4)), Event{Handler: c, Arg: c.rng.Int64N(1000)})
+		at, next := c.eng.Now()+Time(c.rng.IntN(4)), Event{Handler: c, Arg: c.rng.Int64N(1000)}
+		if len(c.laneLast) == 0 {
+			c.eng.Schedule(at, next)
+			continue
+		}
+		k := c.rng.IntN(len(c.laneLast) + 1)
+		switch {
+		case k == len(c.laneLast):
+			c.eng.Schedule(at, next)
+		case c.lanes != nil:
+			c.laneLast[k] = max(at, c.laneLast[k])
+			c.lanes[k].Schedule(c.laneLast[k], next)
+		default:
+			c.laneLast[k] = max(at, c.laneLast[k])
+			c.eng.Schedule(c.laneLast[k], next)
+		}
 	}
 }
 
-func runChain(seed uint64) []int64 {
-	eng := NewEngine(0)
-	c := &chain{eng: eng, rng: NewStreams(seed).Stream("chain")}
+func runChain(seed uint64) []int64 { return runChainOn(NewEngine(0), &chain{}, seed) }
+
+func runChainOn(eng *Engine, c *chain, seed uint64) []int64 {
+	c.eng, c.rng = eng, NewStreams(seed).Stream("chain")
 	for i := range 50 {
 		eng.Schedule(Time(i%3), Event{Handler: c, Arg: int64(i)})
 	}

@@ -98,3 +98,19 @@ func ExampleTracer() {
 	fmt.Printf("%+v\n", rec.Spans[0])
 	// Output: {Component:dma Operation:transfer ID:0 Start:0s End:1us Bytes:1000 Attrs:[]}
 }
+
+func ExampleLane() {
+	eng := sim.NewEngine(16)
+	p := printer{eng}
+	wire := sim.NewLane(eng, "wire") // arrivals on a wire never overtake each other
+	wire.Schedule(3*sim.Nanosecond, sim.Event{Handler: p, Op: 1})
+	wire.Schedule(7*sim.Nanosecond, sim.Event{Handler: p, Op: 2})
+	eng.Schedule(3*sim.Nanosecond, sim.Event{Handler: p, Op: 3}) // scheduled later, so after op 1
+	fmt.Println("in the heap:", eng.Pending())
+	eng.Run()
+	// Output:
+	// in the heap: 2
+	// 3ns op 1
+	// 3ns op 3
+	// 7ns op 2
+}

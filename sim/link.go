@@ -119,6 +119,8 @@ type Link struct {
 	busy      Time
 	bytes     int64
 	transfers int64
+	// arrivals holds the done events: arrivals never overtake each other
+	arrivals *Lane
 	// lastBytes and lastWire memoise WireTime: transfers repeat one size
 	// (a DMA chunk, an NVMe command's MDTS).
 	lastBytes int64
@@ -130,7 +132,7 @@ func NewLink(eng *Engine, name string, cfg LinkConfig) (*Link, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("link %q: %w", name, err)
 	}
-	return &Link{eng: eng, name: name, cfg: cfg}, nil
+	return &Link{eng: eng, name: name, cfg: cfg, arrivals: NewLane(eng, name)}, nil
 }
 
 // Name returns the link's name.
@@ -154,7 +156,7 @@ func (l *Link) Transfer(bytes int64, done Event) Time {
 	l.bytes += bytes
 	l.transfers++
 	if done.Handler != nil {
-		l.eng.Schedule(arrival, done)
+		l.arrivals.Schedule(arrival, done)
 	}
 	if tr := l.eng.Trace(); tr.Enabled() {
 		tr.Emit(Span{Component: l.name, Operation: "transfer", ID: done.Arg, Start: start, End: arrival, Bytes: bytes})
