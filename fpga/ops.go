@@ -52,6 +52,15 @@ type ExportResult struct {
 	Evicted, Superseded int
 	// Regions counts the regions allocated.
 	Regions int
+	// Written lists the objects the export wrote and the first token of
+	// each it wrote, for functional mode to put the real bytes there.
+	Written []Written
+}
+
+// Written is an object an export wrote: tokens [From, Key.Tokens).
+type Written struct {
+	Key  Key
+	From int64
 }
 
 // Export stores a session version with key (its computed tokens and their
@@ -77,7 +86,9 @@ func (d *Directory) Export(now sim.Time, k Key, prev *Key) (ExportResult, error)
 	}
 	var last int32
 	var err error
+	from := int64(0)
 	if d.cfg.Mode == ExportDelta && prevID != none && prev.Tokens <= k.Tokens {
+		from = prev.Tokens
 		last, err = d.appendVersion(now, d.links.at(prevID).lastSeg, prev.Tokens, k.Tokens, &res)
 	} else {
 		last, err = d.freshObject(now, 0, k.Tokens, none, &res)
@@ -87,6 +98,7 @@ func (d *Directory) Export(now sim.Time, k Key, prev *Key) (ExportResult, error)
 	}
 	d.insertLink(now, k, last)
 	res.Inserted = 1
+	res.Written = append(res.Written, Written{Key: k, From: from})
 	if d.cfg.DeleteSuperseded && prev != nil && *prev != k {
 		if pid, _ := d.find(*prev); pid != none {
 			d.deleteLink(now, pid)
@@ -223,6 +235,7 @@ func (d *Directory) ExportBlocks(now sim.Time, keys []Key, held int) (ExportResu
 		}
 		d.links.at(d.insertLink(now, k, s)).holders = 1
 		res.Inserted++
+		res.Written = append(res.Written, Written{Key: k, From: d.blockStart(k.Tokens)})
 	}
 	return res, d.after(now, "export-blocks")
 }
