@@ -1,6 +1,7 @@
 package hostcpu
 
 import (
+	"github.com/kvcosim/kvcosim/accel/tinylm"
 	"github.com/kvcosim/kvcosim/fpga"
 	"github.com/kvcosim/kvcosim/sim"
 )
@@ -18,6 +19,9 @@ type exportTask struct {
 	blocks  []fpga.Key
 	result  fpga.Result
 	bytes   int64
+	// kv and ids are functional mode's snapshot of what is stored
+	kv  *tinylm.Cache
+	ids []uint32
 }
 
 // startExport begins an export of the session's whole history.
@@ -30,7 +34,7 @@ func (s *System) startExport(sess *session, node int, record int) {
 		return
 	}
 	sess.exporting = true
-	t := exportTask{sess: sess, node: node, record: record, started: s.eng.Now()}
+	t := exportTask{sess: sess, node: node, record: record, started: s.eng.Now(), kv: sess.kv, ids: sess.history}
 	newTokens := sess.historyLen - sess.storedTokens
 	if s.cfg.Scheme == fpga.SchemeBlock {
 		t.blocks = s.hashedBlocks(sess, sess.history, sess.historyLen)
@@ -122,6 +126,9 @@ func (s *System) exported(id int) {
 	t := s.exports.Take(id)
 	sess := t.sess
 	sess.exporting = false
+	if s.fn != nil {
+		s.writeExport(&t)
+	}
 	s.counts.Exports++
 	if t.result.Err != nil {
 		s.counts.ExportFailed++

@@ -81,6 +81,9 @@ func (s *System) admit(n *nodeState) {
 		r.rec.ComputedTokens = r.prefillLeft
 		r.outputLeft = r.rec.OutputTokens
 		n.running = append(n.running, slot)
+		if s.fn != nil {
+			s.startGeneration(r)
+		}
 	}
 }
 
@@ -157,6 +160,9 @@ func (s *System) iterationDone(n *nodeState) {
 	n.iterating = false
 	for _, m := range n.members {
 		r := s.reqs.At(m.slot)
+		if s.fn != nil {
+			s.runMember(r, m.chunk)
+		}
 		if m.chunk > 0 {
 			r.context += m.chunk
 			r.prefillLeft -= m.chunk
@@ -199,7 +205,11 @@ func (s *System) finish(n *nodeState, slot int) {
 	}
 	r.rec.Done = true
 	s.records[r.record] = r.rec
-	sess.grow(r.prompt, r.promptLen, turn)
+	output := turn.Output
+	if s.fn != nil {
+		output = s.finishGeneration(r)
+	}
+	sess.grow(r.prompt, r.promptLen, turn.OutputCount, output)
 	sess.resident, sess.lastUse, sess.lastNode, sess.lastRecord = n.index, now, n.index, r.record
 	sess.running = false
 	n.residents[sess.id] = sess

@@ -118,6 +118,9 @@ func (s *System) imported(slot int) {
 	now := s.eng.Now()
 	if r.rec.ReusedTokens > 0 {
 		r.rec.Import = now - r.stageStart
+		if s.fn != nil && !s.readImport(r) {
+			r.rec.ReusedTokens = 0 // the bytes failed their checks: recompute
+		}
 	}
 	r.stageStart = now
 	s.enqueue(slot)

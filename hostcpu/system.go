@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/kvcosim/kvcosim/accel"
+	"github.com/kvcosim/kvcosim/accel/tinylm"
 	"github.com/kvcosim/kvcosim/fpga"
 	"github.com/kvcosim/kvcosim/sim"
 	"github.com/kvcosim/kvcosim/workloads"
@@ -42,6 +44,9 @@ type session struct {
 	storedTokens int64
 	lastNode     int
 	lastRecord   int
+	// kv is functional mode's cache at the end of the last turn: what a
+	// continuation reuses and an export stores (never changed once made)
+	kv *tinylm.Cache
 }
 
 // request is one turn in flight.
@@ -61,6 +66,9 @@ type request struct {
 	fpgaResult    fpga.Result
 	pendingImport int
 	record        int // index in System.records
+	// kv is functional mode's imported cache; gen the turn's generation
+	kv  *tinylm.Cache
+	gen *accel.Generation
 }
 
 // System is the CPUs of all nodes and the session table.
@@ -82,6 +90,7 @@ type System struct {
 	// openings are the sessions in order of their first arrival; only the
 	// next is in the event queue (a long trace would fill it otherwise).
 	openings []int64
+	fn       *functional // nil in timing mode
 }
 
 // The System's events.

@@ -19,11 +19,12 @@ func (sess *session) promptOf(turn workloads.Turn) ([]uint32, int64) {
 	return append(append([]uint32(nil), sess.history...), turn.NewTokens...), n
 }
 
-// grow appends a finished turn's prompt and output to the history.
-func (sess *session) grow(prompt []uint32, promptLen int64, turn workloads.Turn) {
-	sess.historyLen = promptLen + turn.OutputCount
+// grow appends a finished turn's prompt and output (outputs tokens; their
+// ids, nil when tokenless) to the history.
+func (sess *session) grow(prompt []uint32, promptLen, outputs int64, output []uint32) {
+	sess.historyLen = promptLen + outputs
 	if !sess.tokenless {
-		sess.history = append(prompt, turn.Output...)
+		sess.history = append(prompt, output...)
 	}
 }
 

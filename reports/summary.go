@@ -60,6 +60,8 @@ type Summary struct {
 	Evictions             map[string]int64   `json:"evictions"`
 	InvariantChecks       int64              `json:"invariant_checks"`
 	Store                 map[string]int64   `json:"store"`
+	// Functional holds functional mode's data-integrity counters.
+	Functional map[string]int64 `json:"functional,omitempty"`
 }
 
 // WriteJSON writes the summary, indented, with sorted map keys.

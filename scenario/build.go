@@ -23,6 +23,7 @@ type Run struct {
 	nodes        []*builtNode
 	ssd          *memory.SSD
 	dir          *fpga.Directory
+	streams      sim.Streams
 }
 
 // builtNode keeps a node's parts for the summary.
@@ -45,6 +46,9 @@ const p2pLatency = 1 * sim.Microsecond
 // block-keyed trace fixes the block size.
 func (r *Run) buildWorkload(streams sim.Streams) (*workloads.Workload, error) {
 	lw := r.l.Workload
+	if r.l.workload != nil {
+		return r.l.workload, nil
+	}
 	if lw.Kind == "synthetic" {
 		w, err := workloads.Synthetic(r.l.resolved.synthetic, streams)
 		if err == nil {
@@ -69,7 +73,7 @@ func Build(l *Loaded) (*Run, error) {
 	rs := l.resolved
 	eng := sim.NewEngine(1 << 12)
 	streams := sim.NewStreams(l.Seed)
-	r := &Run{l: l, eng: eng}
+	r := &Run{l: l, eng: eng, streams: streams}
 	w, err := r.buildWorkload(streams)
 	if err != nil {
 		return nil, err
@@ -96,8 +100,15 @@ func Build(l *Loaded) (*Run, error) {
 	if rs.host.Design == hostcpu.CPUStore {
 		cpuDir = r.dir
 	}
-	r.sys, err = hostcpu.NewSystem(eng, rs.host, parts, cpuDir, w, streams)
-	return r, err
+	if r.sys, err = hostcpu.NewSystem(eng, rs.host, parts, cpuDir, w, streams); err != nil {
+		return nil, err
+	}
+	if rs.functional != nil {
+		if err := r.buildFunctional(rs.functional); err != nil {
+			return nil, fmt.Errorf("functional: %w", err)
+		}
+	}
+	return r, nil
 }
 
 // buildNode makes one node's memories, links, accelerator and FPGA.
@@ -132,7 +143,11 @@ func (r *Run) buildNode(i int) (*builtNode, hostcpu.Node, error) {
 	if n.exec, err = accel.NewExecutor(eng, name("accel"), rs.node, rs.host.MaxBatch, rs.host.TokenBudget); err != nil {
 		return nil, hostcpu.Node{}, err
 	}
-	kv, err := accel.NewKVMemory(rs.node.KVCapacityBytes(), rs.host.KVBytesPerToken, rs.kvBlock)
+	kvBytes := rs.node.KVCapacityBytes()
+	if rs.kvCapacity > 0 {
+		kvBytes = min(kvBytes, rs.kvCapacity)
+	}
+	kv, err := accel.NewKVMemory(kvBytes, rs.host.KVBytesPerToken, rs.kvBlock)
 	if err != nil {
 		return nil, hostcpu.Node{}, err
 	}

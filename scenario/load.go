@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/kvcosim/kvcosim/workloads"
 )
 
 //go:embed default.yaml
@@ -35,7 +37,12 @@ type Loaded struct {
 	Scenario
 	where    map[string]string
 	resolved *resolved
+	workload *workloads.Workload // set by UseWorkload: replaces the workload section
 }
+
+// UseWorkload makes the run replay w instead of the scenario's workload
+// (simrun verify makes its own sessions).
+func (l *Loaded) UseWorkload(w *workloads.Workload) { l.workload = w }
 
 // Where returns the origin of a dotted key's value.
 func (l *Loaded) Where(key string) string {

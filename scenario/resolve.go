@@ -22,6 +22,7 @@ type resolved struct {
 	netLatency  sim.Time
 	node        *accel.Node // the accelerator of every node
 	kvBlock     int64
+	kvCapacity  int64 // 0: what the device memory leaves
 	hostMemory  memory.DRAMConfig
 	hostCycle   bool
 	gpuLink     memory.PCIeConfig
@@ -31,6 +32,7 @@ type resolved struct {
 	p2p         sim.Bandwidth
 	ssd         memory.SSDConfig
 	synthetic   workloads.SyntheticConfig
+	functional  *functionalConfig // nil in timing mode
 }
 
 // resolver collects the first error, naming where the key was set.
@@ -86,7 +88,7 @@ func (l *Loaded) resolve() (*resolved, error) {
 	r := &resolver{l: l}
 	sc := &l.Scenario
 	out := &resolved{}
-	r.oneOf("mode", sc.Mode, "timing")
+	r.resolveFunctional(sc, out)
 	r.resolveSystem(sc, out)
 	r.resolveAccelerator(sc, out)
 	r.resolveCPU(sc, out)
@@ -114,7 +116,10 @@ func (r *resolver) resolveSystem(sc *Scenario, out *resolved) {
 func (r *resolver) resolveAccelerator(sc *Scenario, out *resolved) {
 	a := sc.Accelerator
 	var m accel.Model
-	if sc.Model == "custom" {
+	tp := a.TP
+	if out.functional != nil { // the model that runs is tinylm, on one device
+		m, tp = tinyModel(out.functional.model), 1
+	} else if sc.Model == "custom" {
 		c := sc.CustomModel
 		m = accel.Model{Name: "custom", Layers: c.Layers, Hidden: c.Hidden, Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim,
 			Intermediate: c.Intermediate, Vocab: c.Vocab, Params: int64(c.ParamsB * 1e9), ActiveParams: int64(c.ParamsB * 1e9), Attention: accel.GQA}
@@ -139,11 +144,19 @@ func (r *resolver) resolveAccelerator(sc *Scenario, out *resolved) {
 	if r.err != nil {
 		return
 	}
-	node, err := accel.NewNode(m, dev, a.TP, wdt, kvdt, int64(a.ReserveGB*1e9), r.decoding(a.Decoding, m, kvdt))
+	node, err := accel.NewNode(m, dev, tp, wdt, kvdt, int64(a.ReserveGB*1e9), r.decoding(a.Decoding, m, kvdt))
 	r.check("model", err)
 	out.node, out.kvBlock = node, int64(a.KVBlockTokens)
+	if a.KVCapacity != "auto" {
+		var err error
+		out.kvCapacity, err = ParseSize(a.KVCapacity)
+		r.check("accelerator.kv_capacity", err)
+	}
 	out.host.MaxBatch, out.host.TokenBudget = a.MaxBatch, int64(a.TokenBudget)
 	out.host.KVBytesPerToken = m.KVBytesPerToken(kvdt)
+	if out.functional != nil {
+		out.host.KVBytesPerToken = int64(m.Layers) * int64(2*m.KVHeads*m.HeadDim) * 4 // float32
+	}
 }
 
 // decoding is the decode step's kernel cost: beam search charges every
@@ -213,6 +226,9 @@ func (r *resolver) resolveFPGA(sc *Scenario, out *resolved) {
 		StorageBytes: storage, FreeDelay: r.duration("fpga.free_delay", f.FreeDelay), Policy: policy, DeleteSuperseded: supersede,
 		TTL: r.duration("fpga.ttl", f.TTL), Layout: layout, Mode: mode,
 		Shape: fpga.KVShape{Layers: m.Layers, KWidth: k, VWidth: v, ElemBytes: int(out.node.KVDType.Bytes())}, CheckInvariants: f.CheckInvariants}
+	if out.functional != nil {
+		dir.Shape.ElemBytes = 4 // tinylm's float32
+	}
 	cfg := fpga.DefaultConfig(dir)
 	cfg.ClockHz = int64(math.Round(f.ClockMHz * 1e6))
 	cfg.Hash.Lanes, cfg.Hash.Seed = f.HashLanes, sc.Seed

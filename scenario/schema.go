@@ -16,6 +16,7 @@ type Scenario struct {
 	FPGA        FPGA        `yaml:"fpga"`
 	Storage     Storage     `yaml:"storage"`
 	Workload    Workload    `yaml:"workload"`
+	Functional  Functional  `yaml:"functional"`
 }
 
 // System is the overall design.
@@ -49,6 +50,7 @@ type Accelerator struct {
 	KVDType       string   `yaml:"kv_dtype"`
 	ReserveGB     float64  `yaml:"reserve_gb"`
 	KVBlockTokens int      `yaml:"kv_block_tokens"`
+	KVCapacity    string   `yaml:"kv_capacity"` // auto, or a size per node
 	MaxBatch      int      `yaml:"max_batch"`
 	TokenBudget   int      `yaml:"token_budget"`
 	Decoding      Decoding `yaml:"decoding"`

@@ -63,6 +63,11 @@ func (res *Result) Summary() reports.Summary {
 	s.Evictions["device"] = c.DeviceEvictions
 	s.Store["exports"], s.Store["exports_failed"] = c.Exports, c.ExportFailed
 	r.fillComponents(&s, now)
+	if r.l.resolved.functional != nil {
+		f := r.sys.FunctionalCounts()
+		s.Functional = map[string]int64{"imports_verified": f.Imports, "corrupt_detected": f.CorruptDetected,
+			"unreadable": f.Unreadable, "faults_injected": f.Injected}
+	}
 	return s
 }
 

@@ -24,6 +24,7 @@ func commands() []command {
 		{"calibrate", "run every calibration check and print the table (--json for JSON)", runCalibrate},
 		{"trace-stats", "a trace's statistics and ideal prefix hit ratio: trace-stats FORMAT:PATH", runTraceStats},
 		{"kernels", "run a golden-vector file of the decoding kernels: kernels --vectors FILE", runKernels},
+		{"verify", "functional mode: import equals recompute: verify [-c FILE] [--sessions N] [--seed S]", runVerify},
 	}
 }
 
