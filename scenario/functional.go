@@ -1,6 +1,8 @@
 package scenario
 
 import (
+	"strings"
+
 	"github.com/kvcosim/kvcosim/accel"
 	"github.com/kvcosim/kvcosim/accel/kernels"
 	"github.com/kvcosim/kvcosim/accel/tinylm"
@@ -40,7 +42,10 @@ func (r *resolver) resolveFunctional(sc *Scenario, out *resolved) {
 		return
 	}
 	cfg := tinylm.Config{Layers: f.Layers, Hidden: f.Hidden, Heads: f.Heads, KVHeads: f.KVHeads, Vocab: f.Vocab, FFN: f.FFN, Seed: f.WeightSeed}
-	r.check("functional", cfg.Validate())
+	if err := cfg.Validate(); err != nil { // "tinylm: NAME = ...": the key is functional.NAME
+		name, _, _ := strings.Cut(strings.TrimPrefix(err.Error(), "tinylm: "), " ")
+		r.check("functional."+name, err)
+	}
 	d := accel.Decoding{Kind: accel.DecodeKind(r.oneOf("functional.decoding", f.Decoding, "greedy", "sample", "beam")),
 		TopK: f.TopK, TopP: float32(f.TopP), Beams: f.Beams}
 	r.intIn("functional.top_k", int64(f.TopK), 1, int64(max(f.Vocab, 1)))

@@ -44,6 +44,12 @@ func TestLoadErrorsNameFileLineAndKey(t *testing.T) {
 		{"set unknown", "seed: 2\n", []string{"fpga.lanes=4"}, "--set fpga.lanes=4: key fpga.lanes: unknown key"},
 		{"set bad value", "seed: 2\n", []string{"fpga.query_tasks=x"}, `--set fpga.query_tasks=x: key fpga.query_tasks: cannot use "x"`},
 		{"set range", "seed: 2\n", []string{"system.migrate_fraction=2", "system.routing=migrate"}, "--set system.migrate_fraction=2: key system.migrate_fraction: 2 is out of range"},
+		{"bad mode", "mode: exact\n", nil, `scenario.yaml:1: key mode: "exact" is not allowed (allowed: timing, functional)`},
+		{"functional shape", "mode: functional\nfunctional:\n  heads: 3\n", nil, "scenario.yaml:3: key functional.heads: tinylm: heads = 3: must be at least 1 and divide hidden = 64"},
+		{"functional decoding", "mode: functional\nfunctional:\n  decoding: nucleus\n", nil, `key functional.decoding: "nucleus" is not allowed (allowed: greedy, sample, beam)`},
+		{"functional top_p", "mode: functional\nfunctional:\n  top_p: 0\n", nil, "key functional.top_p: 0 is out of range"},
+		{"functional beams", "mode: functional\nfunctional:\n  decoding: beam\n  vocab: 8\n  top_k: 4\n  beams: 5\n", nil, "key functional.beams: vocab = 8: must be at least 2 x num_beams = 10"},
+		{"kv capacity", "accelerator:\n  kv_capacity: small\n", nil, `scenario.yaml:2: key accelerator.kv_capacity: size "small"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
