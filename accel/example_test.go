@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/kvcosim/kvcosim/accel"
+	"github.com/kvcosim/kvcosim/accel/tinylm"
 )
 
 // A prefill of 4,096 new tokens against reusing them: what recomputation
@@ -21,4 +22,22 @@ func ExampleNode_Cost() {
 	// prefill 4096 tokens: 421.6ms (compute 262.9ms, all-reduce 154.6ms)
 	// one decode step: 29.6ms
 	// KV of 4096 tokens: 1.34 GB
+}
+
+// One turn of beam search on tinylm: the prompt in two chunks (as the
+// scheduler cuts it), three decode steps over three beams, each on its own
+// KV cache, then the closing pass that leaves the cache covering prompt
+// and output, ready to be exported.
+func ExampleGeneration() {
+	m, _ := tinylm.New(tinylm.DefaultConfig())
+	g, _ := accel.NewGeneration(m, m.NewCache(), accel.Decoding{Kind: accel.Beam, Beams: 3}, nil, 4)
+	g.Prefill([]uint32{1, 2, 3, 4, 5}, false)
+	g.Prefill([]uint32{6, 7}, true) // the last chunk's logits choose the first token
+	for !g.Done() {
+		g.Step()
+	}
+	cache, out, logits, _ := g.Finish()
+	fmt.Println("output tokens:", len(out), "cached tokens:", cache.Len, "logits:", len(logits))
+	// Output:
+	// output tokens: 4 cached tokens: 11 logits: 512
 }
