@@ -157,7 +157,8 @@ type Directory struct {
 	fifo1       fifo1Queue
 	fifo2       sim.FIFO[fifo2Entry]
 
-	stats DirectoryStats
+	stats    DirectoryStats
+	observer func(now sim.Time, l Levels)
 }
 
 // DirectoryStats counts what the directory did.
@@ -465,8 +466,24 @@ func (d *Directory) objectSpan(id int32) (start, end int64) {
 	return 0, l.key.Tokens
 }
 
-// after runs the expiry and, when enabled, the invariant check.
+// Levels are the directory's occupancy at one moment: the free regions in
+// each FIFO, the regions holding data, and the live links.
+type Levels struct {
+	FIFO1, FIFO2, InUse, Links int
+}
+
+// Observe calls f with the levels after every operation (nil stops it):
+// how reports draw storage occupancy and the FIFOs over time without an
+// event of their own.
+func (d *Directory) Observe(f func(now sim.Time, l Levels)) { d.observer = f }
+
+// after runs the expiry and, when enabled, the invariant check, and tells
+// the observer.
 func (d *Directory) after(now sim.Time, op string) error {
+	if d.observer != nil {
+		f1, f2 := d.FIFOLevels()
+		d.observer(now, Levels{FIFO1: f1, FIFO2: f2, InUse: d.Regions() - f1 - f2, Links: d.live})
+	}
 	if d.cfg.CheckInvariants {
 		return d.Check(now, op)
 	}

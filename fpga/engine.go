@@ -2,6 +2,7 @@ package fpga
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/kvcosim/kvcosim/memory"
 	"github.com/kvcosim/kvcosim/sim"
@@ -237,7 +238,8 @@ func (e *Engine) endStage(slot int32) {
 		if t.export {
 			op, id = "export", t.exp.Session
 		}
-		tr.Emit(sim.Span{Component: "fpga", Operation: op + "/" + s.Name, ID: id, Start: s.Start, End: s.End, Bytes: s.Bytes})
+		tr.Emit(sim.Span{Component: e.cfg.Name, Operation: op + "/" + s.Name, ID: id, Start: s.Start, End: s.End, Bytes: s.Bytes,
+			Attrs: []sim.Attr{{Key: "cycles", Value: strconv.FormatInt(int64(s.Cycles), 10)}}})
 	}
 	t.current++
 }

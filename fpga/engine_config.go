@@ -32,6 +32,9 @@ func ParsePlacement(name string) (Placement, error) {
 
 // Config is the FPGA engine's configuration.
 type Config struct {
+	// Name names the engine in spans (default "fpga"; a node's is
+	// "node0.fpga").
+	Name string
 	// ClockHz is the FPGA's clock (default 300 MHz).
 	ClockHz   int64
 	Hash      HashEngineConfig
@@ -55,7 +58,7 @@ type Config struct {
 
 // DefaultConfig is an Alveo U55C-class FPGA with the patent's defaults.
 func DefaultConfig(dir DirectoryConfig) Config {
-	return Config{ClockHz: 300_000_000,
+	return Config{Name: "fpga", ClockHz: 300_000_000,
 		Hash:      HashEngineConfig{Lanes: 1, SetupCycles: 4, FinalizeCycles: 20},
 		Directory: dir, Placement: PlaceHost, URAMBytes: 43 << 20, URAMCycles: 2,
 		BucketBytes: 8, LinkBytes: 64, QueryTasks: 4, ExportTasks: 4, SignalBytes: 64}

@@ -142,6 +142,7 @@ func (s *System) exported(id int) {
 		}
 	}
 	if t.record >= 0 {
+		s.span(t.node, s.storePart(), "export", sess.id, s.records[t.record].Turn, t.started, t.bytes)
 		s.records[t.record].Export = s.eng.Now() - t.started
 		s.records[t.record].ExportBytes = t.bytes
 	}

@@ -60,6 +60,7 @@ func (s *System) query(slot int) {
 func (s *System) queried(slot int) {
 	r := s.reqs.At(slot)
 	now := s.eng.Now()
+	s.span(r.node, s.storePart(), "query", r.sess.id, r.rec.Turn, r.stageStart, 4*r.promptLen)
 	r.rec.QueryTime = now - r.stageStart
 	r.stageStart = now
 	res := r.fpgaResult
@@ -118,6 +119,7 @@ func (s *System) imported(slot int) {
 	now := s.eng.Now()
 	if r.rec.ReusedTokens > 0 {
 		r.rec.Import = now - r.stageStart
+		s.span(r.node, partStorage, "import", r.sess.id, r.rec.Turn, r.stageStart, r.rec.ImportBytes)
 		if s.fn != nil && !s.readImport(r) {
 			r.rec.ReusedTokens = 0 // the bytes failed their checks: recompute
 		}

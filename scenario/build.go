@@ -199,7 +199,9 @@ func (r *Run) buildFPGA(i int, n *builtNode, hn *hostcpu.Node, storage memory.De
 	if rs.fpga.Placement == fpga.PlaceHBM {
 		placement = hbmBytes
 	}
-	n.engine, err = fpga.NewSharedEngine(eng, rs.fpga, ports, placement, r.dir)
+	cfg := rs.fpga
+	cfg.Name = fmt.Sprintf("node%d.fpga", i)
+	n.engine, err = fpga.NewSharedEngine(eng, cfg, ports, placement, r.dir)
 	hn.FPGA = n.engine
 	return err
 }
@@ -230,4 +232,24 @@ func (r *Run) Execute() (*Result, error) {
 		}
 	}
 	return &Result{Run: r, Wall: wall}, nil
+}
+
+// AddSpanSink sends every component's spans to sink (the run is slower
+// while one is attached).
+func (r *Run) AddSpanSink(s sim.Sink) { r.eng.Trace().AddSink(s) }
+
+// ObserveStore calls f with the store directory's levels after each of
+// its operations (never, without a store).
+func (r *Run) ObserveStore(f func(now sim.Time, l fpga.Levels)) {
+	if r.dir != nil {
+		r.dir.Observe(f)
+	}
+}
+
+// RegionBytes is the store's region size (0 without a store).
+func (r *Run) RegionBytes() int64 {
+	if r.dir == nil {
+		return 0
+	}
+	return r.dir.Config().RegionBytes
 }

@@ -227,3 +227,22 @@ func (l *Loaded) YAML() []byte {
 	}
 	return out
 }
+
+// Describe says in a line what the scenario runs: the workload, the model
+// on its accelerators, the nodes and the store.
+func (l *Loaded) Describe() string {
+	w := l.Workload
+	load := fmt.Sprintf("%d chat sessions at %g/s", w.Sessions, w.SessionRatePerS)
+	if w.Kind != "synthetic" {
+		load = fmt.Sprintf("the %s trace %s", w.Kind, w.Path)
+	}
+	model := fmt.Sprintf("%s on %d x %s", l.Model, l.Accelerator.TP, l.Accelerator.Device)
+	if l.Mode == "functional" {
+		model = "tinylm (functional mode)"
+	}
+	nodes := "1 node"
+	if l.System.Nodes > 1 {
+		nodes = fmt.Sprintf("%d nodes", l.System.Nodes)
+	}
+	return fmt.Sprintf("%s; %s; %s; %s storage (%s), %s hashing", load, model, nodes, l.Storage.Capacity, l.Storage.Device, l.FPGA.Hashing)
+}

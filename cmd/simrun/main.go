@@ -32,7 +32,7 @@ func commands() []command {
 // 1 a check failed, 2 bad usage or input.
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || (strings.HasPrefix(args[0], "-") && args[0] != "-h" && args[0] != "--help") {
-		return runRun(args, stdout, stderr) // plain simrun runs the embedded default
+		return runStudy(args, stdout, stderr) // plain simrun: the default study
 	}
 	if args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		usage(stdout)

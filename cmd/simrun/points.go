@@ -1,0 +1,142 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/kvcosim/kvcosim/fpga"
+	"github.com/kvcosim/kvcosim/reports"
+	"github.com/kvcosim/kvcosim/scenario"
+	"github.com/kvcosim/kvcosim/sim"
+)
+
+// point is one run of a study or a sweep: the overrides on the base
+// scenario, the folder for its outputs ("" for none) and whether to keep
+// its stage spans and store levels.
+type point struct {
+	sets    []string
+	dir     string
+	observe bool
+}
+
+// pointResult is what a point's run gave.
+type pointResult struct {
+	loaded  *scenario.Loaded
+	sum     reports.Summary
+	rows    []reports.RequestRow
+	spans   []sim.Span
+	levels  []levelSample
+	region  int64
+	err     error
+	badSpec bool // the point's scenario does not load: bad input, not a failed run
+}
+
+// levelSample is the store's levels at a time.
+type levelSample struct {
+	at sim.Time
+	l  fpga.Levels
+}
+
+// stageSink keeps the request stages' spans (the CPU, FPGA, storage and
+// accelerator parts of a node) and drops the rest (links, DRAM, SSD
+// commands: millions in a run).
+type stageSink struct{ spans []sim.Span }
+
+func (s *stageSink) Span(sp sim.Span) {
+	for _, part := range []string{".cpu", ".fpga", ".storage", ".accelerator"} {
+		if strings.HasSuffix(sp.Component, part) {
+			s.spans = append(s.spans, sp)
+			return
+		}
+	}
+}
+
+// runPoints runs the points on workers goroutines (each run is
+// deterministic by its own seed, so the order they finish in changes
+// nothing) and calls progress after each.
+func runPoints(base string, points []point, workers int, progress func(done int)) []pointResult {
+	out := make([]pointResult, len(points))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done := 0
+	for range max(1, workers) {
+		wg.Go(func() {
+			for i := range next {
+				out[i] = runPoint(base, points[i])
+				mu.Lock()
+				done++
+				if progress != nil {
+					progress(done)
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	for i := range points {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return out
+}
+
+// runPoint loads, runs and (with a folder) writes one point.
+func runPoint(base string, p point) pointResult {
+	l, err := scenario.Load(base, p.sets)
+	if err != nil {
+		return pointResult{err: err, badSpec: true}
+	}
+	run, err := scenario.Build(l)
+	if err != nil {
+		return pointResult{err: err, badSpec: true}
+	}
+	res := pointResult{loaded: l, region: run.RegionBytes()}
+	var sink stageSink
+	if p.observe {
+		run.AddSpanSink(&sink)
+		run.ObserveStore(func(now sim.Time, lv fpga.Levels) {
+			if n := len(res.levels); n == 0 || res.levels[n-1].l != lv {
+				res.levels = append(res.levels, levelSample{now, lv})
+			}
+		})
+	}
+	r, err := run.Execute()
+	if err != nil {
+		res.err = err
+		return res
+	}
+	res.sum, res.rows, res.spans = r.Summary(), r.Rows(), sink.spans
+	if p.dir != "" {
+		res.err = writeRun(p.dir, l, &res.sum, res.rows)
+	}
+	return res
+}
+
+// outputMarker marks a folder as kvcosim's, so that a later run may write
+// over it.
+const outputMarker = ".kvcosim-output"
+
+// prepareOutput makes dir for outputs: an existing folder must be empty or
+// a kvcosim output, unless force.
+func prepareOutput(dir string, force bool) error {
+	entries, err := os.ReadDir(dir)
+	switch {
+	case err == nil && len(entries) > 0 && !force:
+		if _, err := os.Stat(filepath.Join(dir, outputMarker)); err != nil {
+			return fmt.Errorf("output folder %s exists and is not a kvcosim output: choose another or pass --force", dir)
+		}
+	case err != nil && !os.IsNotExist(err):
+		return fmt.Errorf("output folder %s: %v", dir, err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("cannot create the output folder: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, outputMarker), []byte("written by kvcosim; may be overwritten by it\n"), 0o644); err != nil {
+		return fmt.Errorf("cannot write to the output folder: %v", err)
+	}
+	return nil
+}

@@ -1,0 +1,41 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestStudyWritesTheReport(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "study")
+	code, stdout, stderr := simrun("-o", out, "--set", "workload.sessions=30")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "report: "+filepath.Join(out, "report.html"))
+	for _, f := range []string{"comparison.csv", "recompute/summary.json", "cpu/requests.csv", "fpga/scenario.yaml",
+		"ttft_cdf.png", "ttft_cdf.svg", "ttft_breakdown.svg", "latency_vs_load.png", "throughput_vs_load.svg",
+		"hit_ratio_vs_capacity.svg", "storage_levels.png", "session_timeline.svg"} {
+		assert.FileExists(t, filepath.Join(out, f))
+	}
+	page, err := os.ReadFile(filepath.Join(out, "report.html"))
+	require.NoError(t, err)
+	html := string(page)
+	assert.Contains(t, html, "<th>design</th>")
+	assert.Contains(t, html, `<img src="session_timeline.svg"`)
+	assert.Contains(t, html, "system:\n    design: fpga", "the resolved scenario")
+	assert.NotContains(t, html, "<script", "a static page")
+	csv, err := os.ReadFile(filepath.Join(out, "comparison.csv"))
+	require.NoError(t, err)
+	assert.Len(t, strings.Split(strings.TrimSpace(string(csv)), "\n"), 4, "a header and three designs")
+}
+
+func TestStudyRefusesAForeignFolder(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "thesis.tex"), []byte("mine"), 0o644))
+	code, _, stderr := simrun("-o", dir)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "exists and is not a kvcosim output: choose another or pass --force")
+}

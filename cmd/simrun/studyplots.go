@@ -1,0 +1,380 @@
+package main
+
+import (
+	"fmt"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+
+	"github.com/kvcosim/kvcosim/reports"
+	"github.com/kvcosim/kvcosim/scenario"
+	"github.com/kvcosim/kvcosim/sim"
+)
+
+// title puts the scenario under a plot's title.
+func title(what, scenarioLine string) string { return what + "\n" + scenarioLine }
+
+func ttftCDF(sc string, designs []pointResult) (string, string, *plot.Plot, error) {
+	var names []string
+	var samples [][]float64
+	for _, r := range designs {
+		var ttft []float64
+		for _, row := range r.rows {
+			if row.TTFTms > 0 {
+				ttft = append(ttft, row.TTFTms)
+			}
+		}
+		names, samples = append(names, r.sum.Design), append(samples, ttft)
+	}
+	p, err := reports.LinePlot(title("Time to first token, by design", sc), "TTFT (ms, log scale)", "share of requests at or below", reports.CDFSeries(names, samples))
+	if err == nil {
+		reports.LogX(p)
+	}
+	return "ttft_cdf", "The distribution of the time to first token of every request, per design: recompute prefills the whole history, cpu and fpga import the stored KV cache.", p, err
+}
+
+func ttftBreakdown(sc string, designs []pointResult) (string, string, *plot.Plot, error) {
+	parts := []string{"CPU (request, decision)", "query", "import", "queue", "prefill"}
+	values := make([][]float64, len(parts))
+	var names []string
+	for _, r := range designs {
+		var sum [5]float64
+		for _, row := range r.rows {
+			stages := [5]float64{0, row.QueryMs, row.ImportMs, row.QueueMs, row.PrefillMs}
+			stages[0] = max(0, row.TTFTms-stages[1]-stages[2]-stages[3]-stages[4])
+			for k := range sum {
+				sum[k] += stages[k] / float64(len(r.rows))
+			}
+		}
+		for k := range parts {
+			values[k] = append(values[k], sum[k])
+		}
+		names = append(names, r.sum.Design)
+	}
+	p, err := reports.StackedBars(title("Where the time to first token goes (mean per request)", sc), "mean TTFT (ms)", names, parts, values)
+	return "ttft_breakdown", "The mean time to first token per design, split into its stages: the CPU's request handling and claim-2 decision, the store's query and import, the wait for the accelerator, and the prefill.", p, err
+}
+
+// loadResults returns, per design, the offered loads and their results.
+func loadResults(results []pointResult) [][]pointResult {
+	out := make([][]pointResult, len(studyDesigns))
+	next := len(studyDesigns)
+	for d := range studyDesigns {
+		for _, x := range studyLoads {
+			if x == 1 {
+				out[d] = append(out[d], results[d])
+				continue
+			}
+			out[d] = append(out[d], results[next])
+			next++
+		}
+	}
+	return out
+}
+
+func loadSeries(results []pointResult, metric func(*reports.Summary) float64) []reports.Series {
+	var series []reports.Series
+	for d, rs := range loadResults(results) {
+		s := reports.Series{Name: studyDesigns[d], X: studyLoads}
+		for _, r := range rs {
+			s.Y = append(s.Y, metric(&r.sum))
+		}
+		series = append(series, s)
+	}
+	return series
+}
+
+func loadCurve(sc string, results []pointResult, name, what, yLabel string, metric func(*reports.Summary) float64) (string, string, *plot.Plot, error) {
+	p, err := reports.LinePlot(title(what, sc), "offered load (x the scenario's arrival rate)", yLabel, loadSeries(results, metric))
+	return name, what + ", per design.", p, err
+}
+
+func latencyPanels(sc string, results []pointResult) ([]*plot.Plot, error) {
+	var plots []*plot.Plot
+	for i, m := range []struct {
+		what, label string
+		f           func(*reports.Summary) float64
+	}{
+		{"TTFT p50 against offered load", "TTFT p50 (ms)", func(s *reports.Summary) float64 { return s.TTFTms.P50 }},
+		{"TTFT p99 against offered load", "TTFT p99 (ms)", func(s *reports.Summary) float64 { return s.TTFTms.P99 }},
+		{"TPOT p50 against offered load", "TPOT p50 (ms)", func(s *reports.Summary) float64 { return s.TPOTms.P50 }},
+	} {
+		what := m.what
+		if i == 0 {
+			what = title(what, sc)
+		}
+		p, err := reports.LinePlot(what, "offered load (x the scenario's arrival rate)", m.label, loadSeries(results, m.f))
+		if err != nil {
+			return nil, err
+		}
+		plots = append(plots, p)
+	}
+	return plots, nil
+}
+
+func capacityCurve(sc string, results []pointResult) (string, string, *plot.Plot, error) {
+	caps := results[len(results)-len(studyCapacities):]
+	s := reports.Series{Name: "fpga"}
+	for i, r := range caps {
+		n, _ := scenario.ParseSize(studyCapacities[i])
+		s.X, s.Y = append(s.X, float64(n)/1e9), append(s.Y, r.sum.HitRatioTokens)
+	}
+	p, err := reports.LinePlot(title("Prefill hit ratio against store capacity (fpga design)", sc), "store capacity (GB, log scale)", "share of prompt tokens reused", []reports.Series{s})
+	if err == nil {
+		reports.LogX(p)
+	}
+	return "hit_ratio_vs_capacity", "The share of prompt tokens imported from the store instead of recomputed, against the store's size (fpga design; the KV of evicted sessions must fit to be reused).", p, err
+}
+
+func levelPanels(sc string, results []pointResult) ([]*plot.Plot, error) {
+	fpgaRun := results[len(studyDesigns)-1]
+	var stored, f1, f2 reports.Series
+	stored.Name, f1.Name, f2.Name = "stored", "FIFO 1", "FIFO 2"
+	for _, s := range fpgaRun.levels {
+		t := s.at.Seconds()
+		stored.X, stored.Y = append(stored.X, t), append(stored.Y, float64(int64(s.l.InUse)*fpgaRun.region)/1e9)
+		f1.X, f1.Y = append(f1.X, t), append(f1.Y, float64(s.l.FIFO1))
+		f2.X, f2.Y = append(f2.X, t), append(f2.Y, float64(s.l.FIFO2))
+	}
+	var plots []*plot.Plot
+	for i, panel := range []struct {
+		what, label string
+		s           reports.Series
+	}{
+		{"Bytes held by the store", "stored (GB)", stored},
+		{"FIFO 1: regions idle longer than T", "FIFO 1 (regions)", f1},
+		{"FIFO 2: regions freed within T", "FIFO 2 (regions)", f2},
+	} {
+		what := panel.what
+		if i == 0 {
+			what = title("The store over time (fpga design): "+strings.ToLower(what[:1])+what[1:], sc)
+		}
+		p, err := reports.LinePlot(what, "simulated time (s)", panel.label, []reports.Series{panel.s})
+		if err != nil {
+			return nil, err
+		}
+		p.Legend = plot.NewLegend() // one line: the axis says what it is
+		plots = append(plots, p)
+	}
+	return plots, nil
+}
+
+// timelineLanes are the parts a request's stages run on, top to bottom.
+var timelineLanes = []string{"cpu", "fpga", "storage", "accelerator"}
+
+// storageStages are the FPGA engine's stages that wait on the storage.
+var storageStages = []string{"import", "storage-write"}
+
+// timelinePanels draws the first session (by id) with three turns of
+// which one went through a query: up to three turns, each zoomed on the
+// way to its first token, then the first export the FPGA engine made for
+// it, zoomed on its stages (claims 7-10).
+func timelinePanels(sc string, results []pointResult) ([]*plot.Plot, error) {
+	fpgaRun := results[len(studyDesigns)-1]
+	session, ok := teachingSession(fpgaRun.rows)
+	if !ok {
+		return nil, fmt.Errorf("session timeline: the fpga run has no requests")
+	}
+	turns, order := sessionTurns(fpgaRun.spans, session)
+	var plots []*plot.Plot
+	for i, turn := range order[:min(3, len(order))] {
+		p, err := turnTimeline(session, turn, turns[turn], i == 0, sc)
+		if err != nil {
+			return nil, err
+		}
+		plots = append(plots, p)
+	}
+	for _, turn := range order {
+		if slices.ContainsFunc(turns[turn], func(sp sim.Span) bool { return strings.HasPrefix(sp.Operation, "export/") }) {
+			p, err := exportTimeline(turns[turn], turn)
+			if err != nil {
+				return nil, err
+			}
+			return append(plots, p), nil
+		}
+	}
+	return plots, nil
+}
+
+// sessionTurns groups a session's spans by turn: the CPU's stages carry
+// their turn; an FPGA engine stage belongs to the last turn that arrived
+// before it started.
+func sessionTurns(spans []sim.Span, session int64) (map[string][]sim.Span, []string) {
+	turns := map[string][]sim.Span{}
+	var order []string
+	var arrivals []sim.Time
+	for _, sp := range spans {
+		if sp.ID != session || !strings.HasPrefix(sp.Operation, "decide/") {
+			continue
+		}
+		order, arrivals = append(order, sp.Attrs[0].Value), append(arrivals, sp.Start)
+	}
+	for _, sp := range spans {
+		if sp.ID != session {
+			continue
+		}
+		i := len(arrivals) - 1
+		for i > 0 && arrivals[i] > sp.Start {
+			i--
+		}
+		if i >= 0 {
+			turns[order[i]] = append(turns[order[i]], sp)
+		}
+	}
+	return turns, order
+}
+
+// stageColours keeps a stage's colour the same in every panel.
+var stageColours = map[string]int{"decide": 0, "queue": 3, "prefill": 4, "decode": 5, "query": 1, "import": 2, "export": 6,
+	"dma-tokens": 7, "hash": 8, "bucket-read": 9, "chain-walk": 10, "signal-cpu": 11, "exchange-read": 12,
+	"fifo-allocate": 13, "storage-write": 2, "chain-insert": 14, "fifo-free": 15}
+
+// interval places a span on its lane, from origin, labelled with its
+// length (and the FPGA cycles it took, when it is an FPGA stage).
+func interval(sp sim.Span, origin sim.Time) reports.Interval {
+	part := sp.Component[strings.LastIndex(sp.Component, ".")+1:]
+	op, detail, _ := strings.Cut(sp.Operation, "/")
+	stage := op
+	if part == "fpga" && detail != "" { // an FPGA engine stage: query/hash
+		stage, detail = detail, ""
+		if slices.Contains(storageStages, stage) {
+			part = "storage"
+		}
+	}
+	label := stage + " " + fmtMs(ms(sp.End-sp.Start)) + " ms"
+	switch {
+	case detail != "":
+		label = fmt.Sprintf("%s (%s) %s ms", stage, strings.ReplaceAll(detail, "_", " "), fmtMs(ms(sp.End-sp.Start)))
+	case len(sp.Attrs) > 0 && sp.Attrs[0].Key == "cycles":
+		n, _ := strconv.ParseInt(sp.Attrs[0].Value, 10, 64)
+		label += ", " + thousands(n) + " cycles"
+	}
+	return reports.Interval{Lane: slices.Index(timelineLanes, part), Start: ms(sp.Start - origin), End: ms(sp.End - origin),
+		Label: label, Colour: stageColours[stage]}
+}
+
+// thousands writes n with commas between groups of three digits.
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// fmtMs writes a duration in ms with three significant digits, no exponent.
+func fmtMs(v float64) string {
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1f", v)
+	case v >= 1:
+		return fmt.Sprintf("%.2f", v)
+	}
+	return fmt.Sprintf("%.3f", v)
+}
+
+// turnTimeline is one turn's panel, zoomed on the way to the first token:
+// the axis ends 30 % after the prefill, so the decode runs off its right
+// edge (the legend gives its length). With the FPGA engine's stages, the
+// request-level query and import bars give way to them.
+func turnTimeline(session int64, turn string, spans []sim.Span, first bool, sc string) (*plot.Plot, error) {
+	arrival, firstToken := spans[0].Start, spans[0].Start
+	engine := false
+	for _, sp := range spans {
+		if sp.Operation == "prefill" {
+			firstToken = sp.End
+		}
+		engine = engine || strings.HasPrefix(sp.Operation, "query/")
+	}
+	var ivs []reports.Interval
+	for _, sp := range spans {
+		if sp.Start > firstToken || engine && (sp.Operation == "query" || sp.Operation == "import") {
+			continue // the export comes after the turn; the engine's stages replace the request's
+		}
+		ivs = append(ivs, interval(sp, arrival))
+	}
+	what := fmt.Sprintf("Turn %s", turn)
+	if first {
+		what = title(fmt.Sprintf("Session %d through the system (fpga design): turn %s", session, turn), sc)
+	}
+	return reports.Timeline(what, "time since the turn arrived (ms)", timelineLanes, ivs, 1.3*ms(firstToken-arrival))
+}
+
+// exportTimeline is the export after a turn: the FPGA engine's stages from
+// the export's start.
+func exportTimeline(spans []sim.Span, turn string) (*plot.Plot, error) {
+	var ivs []reports.Interval
+	var start, end sim.Time
+	for _, sp := range spans {
+		if !strings.HasPrefix(sp.Operation, "export/") {
+			continue
+		}
+		if len(ivs) == 0 {
+			start = sp.Start
+		}
+		end = max(end, sp.End)
+		ivs = append(ivs, interval(sp, start))
+	}
+	return reports.Timeline(fmt.Sprintf("The export after turn %s (claims 7-10): the FPGA engine's stages", turn),
+		"time since the export started (ms)", timelineLanes, ivs, 1.05*ms(end-start))
+}
+
+// teachingSession is the first session, by id, with at least three turns
+// of which one made a query that hit; failing that, the session with the
+// most turns.
+func teachingSession(rows []reports.RequestRow) (int64, bool) {
+	turns, queried := map[int64]int{}, map[int64]bool{}
+	var ids []int64
+	for _, r := range rows {
+		if turns[r.Session] == 0 {
+			ids = append(ids, r.Session)
+		}
+		turns[r.Session]++
+		queried[r.Session] = queried[r.Session] || (r.Decision == "query" && r.Hit)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		if turns[id] >= 3 && queried[id] {
+			return id, true
+		}
+	}
+	best := int64(-1)
+	for _, id := range ids {
+		if best < 0 || turns[id] > turns[best] {
+			best = id
+		}
+	}
+	return best, best >= 0
+}
+
+func ms(t sim.Time) float64 { return float64(t) / float64(sim.Millisecond) }
+
+// debugBuildInfo is the module version and, when the build recorded it,
+// the commit (and whether the tree had changes).
+func debugBuildInfo() (string, bool) {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "", false
+	}
+	v := info.Main.Version
+	var rev, modified string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value[:min(12, len(s.Value))]
+		case "vcs.modified":
+			if s.Value == "true" {
+				modified = " (with local changes)"
+			}
+		}
+	}
+	if rev != "" {
+		v += " commit " + rev + modified
+	}
+	return v, true
+}

@@ -1,0 +1,37 @@
+package hostcpu
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/kvcosim/kvcosim/sim"
+)
+
+// The parts of a node that a request's stages run on, as span components
+// ("node0.cpu"): reports draw a session's timeline from them, and a trace
+// viewer gives each its own thread.
+const (
+	partCPU     = "cpu"
+	partFPGA    = "fpga"
+	partStorage = "storage"
+	partAccel   = "accelerator"
+)
+
+// span emits one stage of a request of session sess, turn turn, on a part
+// of node n, from start to now. With no trace sink it costs one check.
+func (s *System) span(n int, part, op string, sess int64, turn int, start sim.Time, bytes int64) {
+	tr := s.eng.Trace()
+	if !tr.Enabled() {
+		return
+	}
+	tr.Emit(sim.Span{Component: fmt.Sprintf("node%d.%s", n, part), Operation: op, ID: sess, Start: start, End: s.eng.Now(),
+		Bytes: bytes, Attrs: []sim.Attr{{Key: "turn", Value: strconv.Itoa(turn)}}})
+}
+
+// storePart is where the design's query and export run.
+func (s *System) storePart() string {
+	if s.cfg.Design == FPGAStore {
+		return partFPGA
+	}
+	return partCPU
+}

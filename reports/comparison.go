@@ -1,0 +1,36 @@
+package reports
+
+import (
+	"encoding/csv"
+	"io"
+	"strconv"
+)
+
+// ComparisonColumns are comparison.csv's header: one row per design.
+var ComparisonColumns = []string{"design", "requests_completed", "ttft_ms_mean", "ttft_ms_p50", "ttft_ms_p90", "ttft_ms_p99",
+	"tpot_ms_p50", "tpot_ms_p99", "e2e_ms_p50", "throughput_tokens_per_s", "hit_ratio_tokens",
+	"prefill_tokens_computed", "prefill_tokens_reused", "storage_write_bytes", "storage_read_bytes", "sim_time_s"}
+
+// ComparisonRow is a summary's comparison.csv row.
+func ComparisonRow(s *Summary) []string {
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 6, 64) }
+	i := func(v int64) string { return strconv.FormatInt(v, 10) }
+	return []string{s.Design, i(int64(s.RequestsCompleted)), f(s.TTFTms.Mean), f(s.TTFTms.P50), f(s.TTFTms.P90), f(s.TTFTms.P99),
+		f(s.TPOTms.P50), f(s.TPOTms.P99), f(s.E2Ems.P50), f(s.ThroughputTokensPerS), f(s.HitRatioTokens),
+		i(s.PrefillTokensComputed), i(s.PrefillTokensReused), i(s.Bytes["storage_write"]), i(s.Bytes["storage_read"]), f(s.SimTimeS)}
+}
+
+// WriteComparisonCSV writes one row per summary, with the header.
+func WriteComparisonCSV(w io.Writer, sums []Summary) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(ComparisonColumns); err != nil {
+		return err
+	}
+	for i := range sums {
+		if err := cw.Write(ComparisonRow(&sums[i])); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}

@@ -1,0 +1,75 @@
+package reports
+
+import (
+	"fmt"
+	"html/template"
+	"io"
+)
+
+// Figure is a plot on the report page: its file (an SVG next to the page)
+// and what it shows.
+type Figure struct {
+	File, Caption string
+}
+
+// Page is the study's static report: no script, nothing from the network.
+type Page struct {
+	Title, Subtitle, Version string
+	// Headline is a table: its header row, then one row per design.
+	Headline [][]string
+	Figures  []Figure
+	// Scenario is the resolved scenario, as YAML.
+	Scenario string
+	// Files are the outputs next to the page, linked from it.
+	Files []string
+}
+
+var pageTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.Title}}</title>
+<style>
+body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 62rem; padding: 0 1rem; color: #222; line-height: 1.45; }
+h1 { font-size: 1.6rem; margin-bottom: 0.2rem; }
+.sub { color: #555; margin-top: 0; }
+table { border-collapse: collapse; margin: 1rem 0; font-size: 0.92rem; }
+th, td { border: 1px solid #ccc; padding: 0.3rem 0.6rem; text-align: right; }
+th:first-child, td:first-child { text-align: left; }
+th { background: #f2f2f2; }
+figure { margin: 1.5rem 0; }
+figure img { width: 100%; border: 1px solid #ddd; }
+figcaption { color: #444; font-size: 0.92rem; margin-top: 0.3rem; }
+pre { background: #f7f7f7; border: 1px solid #ddd; padding: 0.8rem; overflow-x: auto; font-size: 0.8rem; }
+footer { color: #666; font-size: 0.85rem; margin-top: 2rem; }
+</style>
+</head>
+<body>
+<h1>{{.Title}}</h1>
+<p class="sub">{{.Subtitle}}</p>
+<h2>Headline figures</h2>
+<table>
+{{range $i, $row := .Headline}}<tr>{{range $row}}{{if eq $i 0}}<th>{{.}}</th>{{else}}<td>{{.}}</td>{{end}}{{end}}</tr>
+{{end}}</table>
+<h2>Plots</h2>
+{{range .Figures}}<figure><img src="{{.File}}" alt="{{.Caption}}"><figcaption>{{.Caption}}</figcaption></figure>
+{{end}}
+<h2>Outputs</h2>
+<ul>
+{{range .Files}}<li><a href="{{.}}">{{.}}</a></li>
+{{end}}</ul>
+<h2>Resolved scenario</h2>
+<pre>{{.Scenario}}</pre>
+<footer>kvcosim {{.Version}}</footer>
+</body>
+</html>
+`))
+
+// WriteHTML writes the page.
+func (p *Page) WriteHTML(w io.Writer) error {
+	if err := pageTemplate.Execute(w, p); err != nil {
+		return fmt.Errorf("report page: %w", err)
+	}
+	return nil
+}

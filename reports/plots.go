@@ -1,0 +1,247 @@
+package reports
+
+import (
+	"fmt"
+	"image/color"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// palette is 16 colours that stay apart (Tableau's 10 and 6 darker ones),
+// so that a timeline's many stages keep distinct colours.
+var palette = []color.RGBA{
+	{31, 119, 180, 255}, {255, 127, 14, 255}, {44, 160, 44, 255}, {214, 39, 40, 255}, {148, 103, 189, 255},
+	{140, 86, 75, 255}, {227, 119, 194, 255}, {127, 127, 127, 255}, {188, 189, 34, 255}, {23, 190, 207, 255},
+	{0, 63, 92, 255}, {160, 82, 45, 255}, {0, 100, 0, 255}, {128, 0, 64, 255}, {72, 61, 139, 255}, {184, 134, 11, 255},
+}
+
+// Colour is palette colour i (modulo its length).
+func Colour(i int) color.Color { return palette[i%len(palette)] }
+
+// Series is a named line: its points, in order.
+type Series struct {
+	Name string
+	X, Y []float64
+}
+
+// newPlot is a plot with a title and labelled axes, the legend top left.
+func newPlot(title, xLabel, yLabel string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text, p.X.Label.Text, p.Y.Label.Text = title, xLabel, yLabel
+	p.Legend.Top, p.Legend.Left = true, true
+	p.X.Tick.Marker, p.Y.Tick.Marker = readableTicks{}, readableTicks{}
+	p.Add(plotter.NewGrid())
+	return p
+}
+
+// readableTicks are gonum's default ticks labelled with as many digits as
+// the value needs ("2500", not "2500.00").
+type readableTicks struct{}
+
+// Ticks returns the default ticks, relabelled.
+func (readableTicks) Ticks(lo, hi float64) []plot.Tick {
+	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
+	for i, t := range ticks {
+		if t.Label != "" {
+			ticks[i].Label = strconv.FormatFloat(t.Value, 'g', 10, 64)
+		}
+	}
+	return ticks
+}
+
+// LogX puts the plot's x axis on a log scale.
+func LogX(p *plot.Plot) {
+	p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+}
+
+// maxMarkedPoints: a series with more points is drawn as a bare line.
+const maxMarkedPoints = 30
+
+// LinePlot draws each series as a line, with a marker on each point of a
+// short series (a few measured points, as a sweep's).
+func LinePlot(title, xLabel, yLabel string, series []Series) (*plot.Plot, error) {
+	p := newPlot(title, xLabel, yLabel)
+	for i, s := range series {
+		if len(s.X) != len(s.Y) {
+			return nil, fmt.Errorf("plot %q: series %q has %d x and %d y values", title, s.Name, len(s.X), len(s.Y))
+		}
+		pts := make(plotter.XYs, len(s.X))
+		for j := range pts {
+			pts[j] = plotter.XY{X: s.X[j], Y: s.Y[j]}
+		}
+		line, points, err := plotter.NewLinePoints(pts)
+		if err != nil {
+			return nil, fmt.Errorf("plot %q: series %q: %w", title, s.Name, err)
+		}
+		line.Color, points.Color = Colour(i), Colour(i)
+		line.Width, points.Shape = vg.Points(1.5), plotutil.Shape(i)
+		if len(pts) > maxMarkedPoints { // a curve, not measured points
+			p.Add(line)
+			p.Legend.Add(s.Name, line)
+			continue
+		}
+		p.Add(line, points)
+		p.Legend.Add(s.Name, line, points)
+	}
+	return p, nil
+}
+
+// CDFSeries turns named samples into empirical CDFs (x sorted, y the share
+// of samples at or below x), for LinePlot.
+func CDFSeries(names []string, samples [][]float64) []Series {
+	var out []Series
+	for i, name := range names {
+		xs := slices.Sorted(slices.Values(samples[i]))
+		ys := make([]float64, len(xs))
+		for j := range ys {
+			ys[j] = float64(j+1) / float64(len(xs))
+		}
+		out = append(out, Series{Name: name, X: xs, Y: ys})
+	}
+	return out
+}
+
+// StackedBars draws one bar per category, stacked from parts: values[k][i]
+// is part k of category i.
+func StackedBars(title, yLabel string, categories, parts []string, values [][]float64) (*plot.Plot, error) {
+	p := newPlot(title, "", yLabel)
+	p.Legend.Left = false
+	var below *plotter.BarChart
+	for k, part := range parts {
+		bars, err := plotter.NewBarChart(plotter.Values(values[k]), vg.Points(40))
+		if err != nil {
+			return nil, fmt.Errorf("plot %q: part %q: %w", title, part, err)
+		}
+		bars.Color, bars.LineStyle.Width = Colour(k), 0
+		if below != nil {
+			bars.StackOn(below)
+		}
+		below = bars
+		p.Add(bars)
+		p.Legend.Add(part, bars)
+	}
+	p.NominalX(categories...)
+	top := 0.0
+	for i := range categories {
+		sum := 0.0
+		for k := range parts {
+			sum += values[k][i]
+		}
+		top = max(top, sum)
+	}
+	p.Y.Min, p.Y.Max = 0, top*(1+0.1*float64(len(parts))) // room for the legend above the bars
+	return p, nil
+}
+
+// Interval is one bar of a timeline: a lane (a row), a span of x, its
+// legend label and its colour (an index into the palette).
+type Interval struct {
+	Lane       int
+	Start, End float64
+	Label      string
+	Colour     int
+}
+
+// Timeline draws intervals as thick bars on named lanes (rows, top to
+// bottom) over x from 0 to xMax: a bar past xMax is cut there, and one
+// shorter than 0.5 % of xMax is drawn that wide so that it shows. The
+// legend lists the labels.
+func Timeline(title, xLabel string, lanes []string, intervals []Interval, xMax float64) (*plot.Plot, error) {
+	p := newPlot(title, xLabel, "")
+	p.Legend.Left = false
+	var labels []string
+	for _, iv := range intervals {
+		if iv.Start >= xMax {
+			continue // off the axis
+		}
+		if !slices.Contains(labels, iv.Label) {
+			labels = append(labels, iv.Label)
+			p.Legend.Add(iv.Label, swatch{Colour(iv.Colour)})
+		}
+		y := float64(len(lanes) - 1 - iv.Lane)
+		start := min(iv.Start, xMax)
+		end := min(max(iv.End, start+xMax/200), xMax)
+		line, err := plotter.NewLine(plotter.XYs{{X: start, Y: y}, {X: end, Y: y}})
+		if err != nil {
+			return nil, fmt.Errorf("plot %q: %w", title, err)
+		}
+		line.Color, line.Width = Colour(iv.Colour), vg.Points(12)
+		p.Add(line)
+	}
+	p.X.Min, p.X.Max = 0, xMax
+	ticks := make([]plot.Tick, len(lanes))
+	for i, name := range lanes {
+		ticks[i] = plot.Tick{Value: float64(len(lanes) - 1 - i), Label: name}
+	}
+	p.Y.Tick.Marker = plot.ConstantTicks(ticks)
+	// the legend sits above the lanes: about 0.4 lane per entry
+	p.Y.Min, p.Y.Max = -0.7, float64(len(lanes))-0.3+0.4*float64(len(labels))
+	return p, nil
+}
+
+// swatch is a legend entry's colour box.
+type swatch struct{ c color.Color }
+
+// Thumbnail fills the legend box with the colour.
+func (s swatch) Thumbnail(c *draw.Canvas) {
+	c.FillPolygon(s.c, []vg.Point{{X: c.Min.X, Y: c.Min.Y}, {X: c.Max.X, Y: c.Min.Y}, {X: c.Max.X, Y: c.Max.Y}, {X: c.Min.X, Y: c.Max.Y}})
+}
+
+// SavePlot writes p as dir/name.png and dir/name.svg.
+func SavePlot(p *plot.Plot, dir, name string) error {
+	for _, ext := range []string{".png", ".svg"} {
+		path := filepath.Join(dir, name+ext)
+		if err := p.Save(8*vg.Inch, 4.5*vg.Inch, path); err != nil {
+			return fmt.Errorf("cannot write %s: %w", path, err)
+		}
+	}
+	return nil
+}
+
+// SavePanels stacks plots top to bottom, each panelInches high, their
+// axes aligned, as dir/name.png and dir/name.svg: one figure of quantities
+// whose scales differ too much to share an axis.
+func SavePanels(plots []*plot.Plot, dir, name string, panelInches float64) error {
+	w, h := 8*vg.Inch, vg.Length(float64(len(plots))*panelInches)*vg.Inch
+	grid := make([][]*plot.Plot, len(plots))
+	for i, p := range plots {
+		grid[i] = []*plot.Plot{p}
+	}
+	tiles := draw.Tiles{Rows: len(plots), Cols: 1, PadY: vg.Millimeter * 2, PadTop: vg.Millimeter, PadBottom: vg.Millimeter,
+		PadLeft: vg.Millimeter, PadRight: vg.Millimeter * 3}
+	for _, ext := range []string{".png", ".svg"} {
+		var c vg.CanvasWriterTo
+		if ext == ".png" {
+			c = vgimg.PngCanvas{Canvas: vgimg.New(w, h)}
+		} else {
+			c = vgsvg.New(w, h)
+		}
+		canvases := plot.Align(grid, tiles, draw.New(c))
+		for i, p := range plots {
+			p.Draw(canvases[i][0])
+		}
+		path := filepath.Join(dir, name+ext)
+		f, err := os.Create(path)
+		if err != nil {
+			return fmt.Errorf("cannot write %s: %w", path, err)
+		}
+		if _, err := c.WriteTo(f); err != nil {
+			f.Close()
+			return fmt.Errorf("cannot write %s: %w", path, err)
+		}
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("cannot write %s: %w", path, err)
+		}
+	}
+	return nil
+}
