@@ -53,7 +53,8 @@ func (readableTicks) Ticks(lo, hi float64) []plot.Tick {
 	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
 	for i, t := range ticks {
 		if t.Label != "" {
-			ticks[i].Label = strconv.FormatFloat(t.Value, 'g', 10, 64)
+			rounded, _ := strconv.ParseFloat(strconv.FormatFloat(t.Value, 'g', 10, 64), 64) // no float noise
+			ticks[i].Label = strconv.FormatFloat(rounded, 'f', -1, 64)
 		}
 	}
 	return ticks

@@ -14,8 +14,27 @@ import (
 	"github.com/kvcosim/kvcosim/sim"
 )
 
-// title puts the scenario under a plot's title.
-func title(what, scenarioLine string) string { return what + "\n" + scenarioLine }
+// title puts the scenario under a plot's title, broken at its "; " into
+// lines that fit the plot's width.
+func title(what, scenarioLine string) string {
+	const width = 100
+	lines := []string{what}
+	line := ""
+	for _, part := range strings.Split(scenarioLine, "; ") {
+		switch {
+		case line == "":
+			line = part
+		case len(line)+2+len(part) > width:
+			lines, line = append(lines, line), part
+		default:
+			line += "; " + part
+		}
+	}
+	if line != "" {
+		lines = append(lines, line)
+	}
+	return strings.Join(lines, "\n")
+}
 
 func ttftCDF(sc string, designs []pointResult) (string, string, *plot.Plot, error) {
 	var names []string

@@ -1,0 +1,244 @@
+package main
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/kvcosim/kvcosim/reports"
+	"github.com/kvcosim/kvcosim/scenario"
+)
+
+// sweepManifest is sweep.json: what a sweep folder holds, so that merge
+// can check that shards add up to the whole sweep.
+type sweepManifest struct {
+	Points   int      `json:"points"`
+	Keys     []string `json:"keys"`
+	Shard    string   `json:"shard"`
+	Scenario string   `json:"scenario"` // the base scenario, described
+}
+
+// runSweep runs a grid of scenarios in parallel, or one shard of it.
+func runSweep(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("sweep", stderr)
+	spec := fs.String("c", "", "the sweep file (base, set, grid)")
+	out := fs.String("o", "", "output folder")
+	jobs := fs.Int("j", runtime.NumCPU(), "runs at once")
+	shardFlag := fs.String("shard", "", "run only slice I of N (I/N, I from 0): one task of a job array")
+	force := fs.Bool("force", false, "write into an existing folder that is not a kvcosim output")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	fail := func(format string, a ...any) int { fmt.Fprintf(stderr, "simrun sweep: "+format+"\n", a...); return 2 }
+	switch {
+	case fs.NArg() > 0:
+		return fail("unexpected argument %q", fs.Arg(0))
+	case *spec == "" || *out == "":
+		return fail("usage: simrun sweep -c SWEEP.yaml -o DIR [-j N] [--shard I/N] [--force]")
+	case *jobs < 1:
+		return fail("-j %d: at least 1", *jobs)
+	}
+	shard, shards, err := parseShard(*shardFlag)
+	if err != nil {
+		return fail("%v", err)
+	}
+	sw, err := scenario.LoadSweep(*spec)
+	if err != nil {
+		return fail("%v", err)
+	}
+	all := sw.Points()
+	for _, p := range all { // a bad value fails now, not after hours of runs
+		if _, err := scenario.Load(sw.Base, p.Sets); err != nil {
+			return fail("point %d: %v", p.Index, err)
+		}
+	}
+	var mine []scenario.SweepPoint
+	for _, p := range all {
+		if p.Index%shards == shard {
+			mine = append(mine, p)
+		}
+	}
+	if err := prepareOutput(*out, *force); err != nil {
+		return fail("%v", err)
+	}
+	points := make([]point, len(mine))
+	for i, p := range mine {
+		points[i] = point{sets: p.Sets, dir: filepath.Join(*out, "points", p.Name())}
+	}
+	results := runPoints(sw.Base, points, *jobs, progress(stdout, len(points)))
+	for i, r := range results {
+		if r.err != nil {
+			fmt.Fprintf(stderr, "simrun sweep: point %d: %v\n", mine[i].Index, r.err)
+			return 1
+		}
+	}
+	label := "all"
+	if *shardFlag != "" {
+		label = *shardFlag
+	}
+	base, _ := scenario.Load(sw.Base, sw.Set) // loaded above with every point's values
+	m := sweepManifest{Points: len(all), Keys: sw.Keys, Shard: label, Scenario: base.Describe()}
+	if len(sw.Set) > 0 {
+		m.Scenario += "; " + strings.Join(sw.Set, ", ")
+	}
+	if err := writeSweep(*out, sw, mine, results, m); err != nil {
+		return fail("%v", err)
+	}
+	fmt.Fprintf(stdout, "%d of %d points; wrote %s\n", len(mine), len(all), filepath.Join(*out, "sweep.csv"))
+	return 0
+}
+
+// parseShard reads --shard I/N ("" is the whole sweep: 0/1).
+func parseShard(s string) (int, int, error) {
+	if s == "" {
+		return 0, 1, nil
+	}
+	a, b, ok := strings.Cut(s, "/")
+	i, err1 := strconv.Atoi(a)
+	n, err2 := strconv.Atoi(b)
+	if !ok || err1 != nil || err2 != nil || n < 1 || i < 0 || i >= n {
+		return 0, 0, fmt.Errorf("--shard %q: want I/N with N >= 1 and I in 0..N-1", s)
+	}
+	return i, n, nil
+}
+
+// progress reports finished points: a bar redrawn in place on a terminal,
+// plain lines otherwise (a log file, a CI job).
+func progress(w io.Writer, total int) func(done int) {
+	f, ok := w.(*os.File)
+	terminal := false
+	if ok {
+		if st, err := f.Stat(); err == nil {
+			terminal = st.Mode()&os.ModeCharDevice != 0
+		}
+	}
+	return func(done int) {
+		if !terminal {
+			fmt.Fprintf(w, "point %d/%d done\n", done, total)
+			return
+		}
+		const width = 30
+		bar := strings.Repeat("#", done*width/total) + strings.Repeat(".", width-done*width/total)
+		fmt.Fprintf(w, "\r[%s] %d/%d points", bar, done, total)
+		if done == total {
+			fmt.Fprintln(w)
+		}
+	}
+}
+
+// sweepHeader is sweep.csv's header: the point, the grid's keys, then the
+// comparison columns.
+func sweepHeader(keys []string) []string {
+	return append(append([]string{"point"}, keys...), reports.ComparisonColumns...)
+}
+
+// writeSweep writes sweep.csv (this run's points, in order) and sweep.json.
+func writeSweep(out string, sw *scenario.Sweep, points []scenario.SweepPoint, results []pointResult, m sweepManifest) error {
+	rows := [][]string{sweepHeader(sw.Keys)}
+	for i, p := range points {
+		rows = append(rows, append(append([]string{strconv.Itoa(p.Index)}, p.Values...), reports.ComparisonRow(&results[i].sum)...))
+	}
+	return writeSweepFiles(out, rows, m)
+}
+
+func writeSweepFiles(out string, rows [][]string, m sweepManifest) error {
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	if err := w.WriteAll(rows); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(out, "sweep.csv"), buf.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("cannot write sweep.csv: %v", err)
+	}
+	js, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(out, "sweep.json"), append(js, '\n'), 0o644); err != nil {
+		return fmt.Errorf("cannot write sweep.json: %v", err)
+	}
+	return nil
+}
+
+// readSweep reads a sweep folder's sweep.json and sweep.csv.
+func readSweep(dir string) (sweepManifest, [][]string, error) {
+	var m sweepManifest
+	js, err := os.ReadFile(filepath.Join(dir, "sweep.json"))
+	if err != nil {
+		return m, nil, fmt.Errorf("%s is not a sweep folder: %v", dir, err)
+	}
+	if err := json.Unmarshal(js, &m); err != nil {
+		return m, nil, fmt.Errorf("%s: %v", filepath.Join(dir, "sweep.json"), err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "sweep.csv"))
+	if err != nil {
+		return m, nil, fmt.Errorf("%s is not a sweep folder: %v", dir, err)
+	}
+	rows, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
+	if err != nil || len(rows) == 0 {
+		return m, nil, fmt.Errorf("%s: not a sweep table: %v", filepath.Join(dir, "sweep.csv"), err)
+	}
+	return m, rows, nil
+}
+
+// runMerge joins shards' sweep.csv into the one the whole sweep writes.
+func runMerge(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("merge", stderr)
+	out := fs.String("o", "", "output folder for the merged sweep.csv")
+	force := fs.Bool("force", false, "write into an existing folder that is not a kvcosim output")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	fail := func(format string, a ...any) int { fmt.Fprintf(stderr, "simrun merge: "+format+"\n", a...); return 2 }
+	if *out == "" || fs.NArg() == 0 {
+		return fail("usage: simrun merge -o OUT DIR...")
+	}
+	var total int
+	var header []string
+	var described string
+	byPoint := map[int][]string{}
+	for i, dir := range fs.Args() {
+		m, rows, err := readSweep(dir)
+		if err != nil {
+			return fail("%v", err)
+		}
+		if i == 0 {
+			total, header, described = m.Points, rows[0], m.Scenario
+		} else if m.Points != total || strings.Join(rows[0], ",") != strings.Join(header, ",") {
+			return fail("%s belongs to another sweep (%d points, columns %v)", dir, m.Points, rows[0])
+		}
+		for _, r := range rows[1:] {
+			p, err := strconv.Atoi(r[0])
+			if err != nil || p < 0 || p >= total {
+				return fail("%s: bad point %q", dir, r[0])
+			}
+			if _, dup := byPoint[p]; dup {
+				return fail("point %d is in two shards", p)
+			}
+			byPoint[p] = r
+		}
+	}
+	rows := [][]string{header}
+	for p := range total {
+		r, ok := byPoint[p]
+		if !ok {
+			return fail("point %d of %d is in no shard given", p, total)
+		}
+		rows = append(rows, r)
+	}
+	if err := prepareOutput(*out, *force); err != nil {
+		return fail("%v", err)
+	}
+	if err := writeSweepFiles(*out, rows, sweepManifest{Points: total, Keys: header[1 : len(header)-len(reports.ComparisonColumns)], Shard: "all", Scenario: described}); err != nil {
+		return fail("%v", err)
+	}
+	fmt.Fprintf(stdout, "merged %d points from %d folders into %s\n", total, fs.NArg(), filepath.Join(*out, "sweep.csv"))
+	return 0
+}

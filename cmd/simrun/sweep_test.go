@@ -1,0 +1,87 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// writeSweepFile writes a small sweep: 2 x 3 points of 20 sessions.
+func writeSweepFile(t *testing.T, body string) string {
+	path := filepath.Join(t.TempDir(), "sweep.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(body), 0o644))
+	return path
+}
+
+const smallSweep = `set:
+  workload.sessions: 20
+grid:
+  system.design: [cpu, fpga]
+  storage.capacity: [64GB, 256GB, 2TB]
+`
+
+func TestShardsMergeToTheWholeSweep(t *testing.T) {
+	spec, dir := writeSweepFile(t, smallSweep), t.TempDir()
+	out := func(name string) string { return filepath.Join(dir, name) }
+	code, stdout, stderr := simrun("sweep", "-c", spec, "-o", out("whole"), "-j", "2")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "point 6/6 done", "plain progress lines when not a terminal")
+	for i, shard := range []string{"0/2", "1/2"} {
+		code, _, stderr = simrun("sweep", "-c", spec, "-o", out("shard"+string(rune('0'+i))), "--shard", shard)
+		require.Equal(t, 0, code, stderr)
+	}
+	code, _, stderr = simrun("merge", "-o", out("merged"), out("shard1"), out("shard0"))
+	require.Equal(t, 0, code, stderr)
+	whole, err := os.ReadFile(out("whole/sweep.csv"))
+	require.NoError(t, err)
+	merged, err := os.ReadFile(out("merged/sweep.csv"))
+	require.NoError(t, err)
+	assert.Equal(t, string(whole), string(merged), "byte-identical")
+	lines := strings.Split(strings.TrimSpace(string(whole)), "\n")
+	require.Len(t, lines, 7)
+	assert.True(t, strings.HasPrefix(lines[0], "point,system.design,storage.capacity,design,"))
+	assert.True(t, strings.HasPrefix(lines[6], "5,fpga,2TB,fpga,"), "rows in point order, the first key slowest")
+	assert.DirExists(t, out("whole/points/0005-fpga-2TB"))
+	assert.FileExists(t, out("whole/points/0005-fpga-2TB/summary.json"))
+
+	code, _, stderr = simrun("merge", "-o", out("partial"), out("shard0"))
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "point 1 of 6 is in no shard given")
+
+	code, stdout, stderr = simrun("report", "-i", out("whole"))
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "report.html")
+	assert.FileExists(t, out("whole/sweep_ttft_ms_p99.svg"))
+	assert.FileExists(t, out("whole/sweep_hit_ratio_tokens.png"))
+}
+
+func TestSweepBadInputExitsTwo(t *testing.T) {
+	dir := t.TempDir()
+	foreign := filepath.Join(dir, "foreign")
+	require.NoError(t, os.MkdirAll(foreign, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(foreign, "notes.txt"), []byte("mine"), 0o644))
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sweep", "-c", writeSweepFile(t, "grid:\n  system.desgin: [cpu]\n"), "-o", filepath.Join(dir, "a")}, "sweep.yaml:2: key system.desgin: not a scenario key"},
+		{[]string{"sweep", "-c", writeSweepFile(t, "set:\n  seed: 2\n"), "-o", filepath.Join(dir, "b")}, "key grid: the grid is empty"},
+		{[]string{"sweep", "-c", writeSweepFile(t, "grid:\n  system.design: []\n"), "-o", filepath.Join(dir, "c")}, "key system.design: expected a non-empty list of values"},
+		{[]string{"sweep", "-c", writeSweepFile(t, "grid:\n  system.design: [gpu]\n"), "-o", filepath.Join(dir, "d")}, `point 0: --set system.design=gpu: key system.design: "gpu" is not allowed`},
+		{[]string{"sweep", "-c", writeSweepFile(t, smallSweep), "-o", filepath.Join(dir, "e"), "--shard", "2/2"}, `--shard "2/2": want I/N with N >= 1 and I in 0..N-1`},
+		{[]string{"sweep", "-c", writeSweepFile(t, smallSweep), "-o", foreign}, "exists and is not a kvcosim output"},
+		{[]string{"sweep", "-c", writeSweepFile(t, smallSweep), "-o", "/proc/kvcosim"}, "cannot create the output folder"},
+		{[]string{"sweep", "-c", filepath.Join(dir, "none.yaml"), "-o", filepath.Join(dir, "f")}, "none.yaml: cannot read the sweep"},
+		{[]string{"merge", "-o", filepath.Join(dir, "g"), dir}, "is not a sweep folder"},
+		{[]string{"report", "-i", dir}, "is not a sweep folder"},
+	}
+	for _, c := range cases {
+		code, _, stderr := simrun(c.args...)
+		assert.Equal(t, 2, code, "%v", c.args)
+		assert.Contains(t, stderr, c.want, "%v", c.args)
+	}
+}

@@ -1,0 +1,155 @@
+package scenario
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Sweep is a study over a grid: a base scenario, overrides for every
+// point, and the keys whose values' cartesian product makes the points.
+type Sweep struct {
+	// Base is the base scenario's path ("" for the embedded default).
+	Base string
+	// Set are the overrides every point gets, as key=value, in file order.
+	Set []string
+	// Keys and Values are the grid, in file order: the first key varies
+	// slowest.
+	Keys   []string
+	Values [][]string
+}
+
+// SweepPoint is one point of a sweep: its index, the grid's values for it
+// and all its overrides.
+type SweepPoint struct {
+	Index  int
+	Values []string
+	Sets   []string
+}
+
+// LoadSweep reads a sweep file; errors name the file, line and key.
+func LoadSweep(path string) (*Sweep, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &Error{Where: path, Msg: fmt.Sprintf("cannot read the sweep: %v", err)}
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, &Error{Where: path, Msg: err.Error()}
+	}
+	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil, &Error{Where: path, Msg: "expected a mapping with base, set and grid"}
+	}
+	s := &Sweep{}
+	at := func(n *yaml.Node) string { return fmt.Sprintf("%s:%d", path, n.Line) }
+	root := doc.Content[0]
+	for i := 0; i < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		switch k.Value {
+		case "base":
+			if v.Value != "" {
+				s.Base = filepath.Join(filepath.Dir(path), v.Value)
+			}
+		case "set":
+			pairs, err := sweepPairs(v, at, false)
+			if err != nil {
+				return nil, err
+			}
+			for _, p := range pairs {
+				s.Set = append(s.Set, p.key+"="+p.values[0])
+			}
+		case "grid":
+			pairs, err := sweepPairs(v, at, true)
+			if err != nil {
+				return nil, err
+			}
+			for _, p := range pairs {
+				s.Keys, s.Values = append(s.Keys, p.key), append(s.Values, p.values)
+			}
+		default:
+			return nil, &Error{Where: at(k), Key: k.Value, Msg: "unknown key (valid keys here: base, set, grid)"}
+		}
+	}
+	if len(s.Keys) == 0 {
+		return nil, &Error{Where: path, Key: "grid", Msg: "the grid is empty: give at least one key and its values"}
+	}
+	return s, nil
+}
+
+type sweepPair struct {
+	key    string
+	values []string
+}
+
+// sweepPairs reads a mapping of scenario keys to a value (set) or a list
+// of values (grid), checking each key against the scenario's schema.
+func sweepPairs(n *yaml.Node, at func(*yaml.Node) string, lists bool) ([]sweepPair, error) {
+	if n.Kind != yaml.MappingNode {
+		return nil, &Error{Where: at(n), Msg: "expected a mapping of scenario keys"}
+	}
+	keys := Keys()
+	var out []sweepPair
+	for i := 0; i < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if !slices.Contains(keys, k.Value) {
+			return nil, &Error{Where: at(k), Key: k.Value, Msg: "not a scenario key (see docs/scenario.md)"}
+		}
+		switch {
+		case !lists && v.Kind == yaml.ScalarNode:
+			out = append(out, sweepPair{k.Value, []string{v.Value}})
+		case lists && v.Kind == yaml.SequenceNode && len(v.Content) > 0:
+			p := sweepPair{key: k.Value}
+			for _, e := range v.Content {
+				if e.Kind != yaml.ScalarNode {
+					return nil, &Error{Where: at(e), Key: k.Value, Msg: "expected plain values"}
+				}
+				p.values = append(p.values, e.Value)
+			}
+			out = append(out, p)
+		case lists:
+			return nil, &Error{Where: at(v), Key: k.Value, Msg: "expected a non-empty list of values"}
+		default:
+			return nil, &Error{Where: at(v), Key: k.Value, Msg: "expected one value"}
+		}
+	}
+	return out, nil
+}
+
+// Points returns the grid's points in order: the cartesian product, the
+// first key varying slowest.
+func (s *Sweep) Points() []SweepPoint {
+	n := 1
+	for _, v := range s.Values {
+		n *= len(v)
+	}
+	out := make([]SweepPoint, n)
+	for i := range out {
+		p := SweepPoint{Index: i, Sets: slices.Clone(s.Set)}
+		rest := i
+		values := make([]string, len(s.Keys))
+		for k := len(s.Keys) - 1; k >= 0; k-- {
+			values[k] = s.Values[k][rest%len(s.Values[k])]
+			rest /= len(s.Values[k])
+		}
+		for k, key := range s.Keys {
+			p.Sets = append(p.Sets, key+"="+values[k])
+		}
+		p.Values = values
+		out[i] = p
+	}
+	return out
+}
+
+// Name is a point's folder name: its index and its values.
+func (p SweepPoint) Name() string {
+	clean := strings.NewReplacer("/", "_", " ", "_", ":", "_")
+	parts := []string{fmt.Sprintf("%04d", p.Index)}
+	for _, v := range p.Values {
+		parts = append(parts, clean.Replace(v))
+	}
+	return strings.Join(parts, "-")
+}
