@@ -1,6 +1,9 @@
 package hostcpu
 
 import (
+	"fmt"
+	"strconv"
+
 	"github.com/kvcosim/kvcosim/accel/tinylm"
 	"github.com/kvcosim/kvcosim/fpga"
 	"github.com/kvcosim/kvcosim/sim"
@@ -142,7 +145,14 @@ func (s *System) exported(id int) {
 		}
 	}
 	if t.record >= 0 {
-		s.span(t.node, s.storePart(), "export", sess.id, s.records[t.record].Turn, t.started, t.bytes)
+		x := t.result.Export
+		first := "none"
+		if len(x.Writes) > 0 {
+			first = fmt.Sprintf("%#x", x.Writes[0].Addr)
+		}
+		s.span(t.node, s.storePart(), "export", sess.id, s.records[t.record].Turn, t.started, t.bytes,
+			"regions", strconv.Itoa(x.Regions), "inserted", strconv.Itoa(x.Inserted), "superseded", strconv.Itoa(x.Superseded),
+			"evicted", strconv.Itoa(x.Evicted), "first_address", first)
 		s.records[t.record].Export = s.eng.Now() - t.started
 		s.records[t.record].ExportBytes = t.bytes
 	}

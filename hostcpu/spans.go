@@ -18,14 +18,19 @@ const (
 )
 
 // span emits one stage of a request of session sess, turn turn, on a part
-// of node n, from start to now. With no trace sink it costs one check.
-func (s *System) span(n int, part, op string, sess int64, turn int, start sim.Time, bytes int64) {
+// of node n, from start to now, with more attributes as key, value pairs.
+// With no trace sink it costs one check.
+func (s *System) span(n int, part, op string, sess int64, turn int, start sim.Time, bytes int64, kv ...string) {
 	tr := s.eng.Trace()
 	if !tr.Enabled() {
 		return
 	}
+	attrs := []sim.Attr{{Key: "turn", Value: strconv.Itoa(turn)}}
+	for i := 0; i+1 < len(kv); i += 2 {
+		attrs = append(attrs, sim.Attr{Key: kv[i], Value: kv[i+1]})
+	}
 	tr.Emit(sim.Span{Component: fmt.Sprintf("node%d.%s", n, part), Operation: op, ID: sess, Start: start, End: s.eng.Now(),
-		Bytes: bytes, Attrs: []sim.Attr{{Key: "turn", Value: strconv.Itoa(turn)}}})
+		Bytes: bytes, Attrs: attrs})
 }
 
 // storePart is where the design's query and export run.

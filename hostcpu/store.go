@@ -1,6 +1,8 @@
 package hostcpu
 
 import (
+	"strconv"
+
 	"github.com/kvcosim/kvcosim/fpga"
 	"github.com/kvcosim/kvcosim/memory"
 	"github.com/kvcosim/kvcosim/sim"
@@ -60,10 +62,11 @@ func (s *System) query(slot int) {
 func (s *System) queried(slot int) {
 	r := s.reqs.At(slot)
 	now := s.eng.Now()
-	s.span(r.node, s.storePart(), "query", r.sess.id, r.rec.Turn, r.stageStart, 4*r.promptLen)
+	res := r.fpgaResult
+	s.span(r.node, s.storePart(), "query", r.sess.id, r.rec.Turn, r.stageStart, 4*r.promptLen,
+		"hit", strconv.FormatBool(res.Hit || res.MatchedBlocks > 0), "hops", strconv.Itoa(res.Hops), "matched_blocks", strconv.Itoa(res.MatchedBlocks))
 	r.rec.QueryTime = now - r.stageStart
 	r.stageStart = now
-	res := r.fpgaResult
 	var reused int64
 	if s.cfg.Scheme == fpga.SchemeBlock {
 		reused = min(int64(res.MatchedBlocks)*s.cfg.BlockTokens, r.promptLen)

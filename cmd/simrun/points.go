@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 
 	"github.com/kvcosim/kvcosim/fpga"
@@ -46,11 +45,8 @@ type levelSample struct {
 type stageSink struct{ spans []sim.Span }
 
 func (s *stageSink) Span(sp sim.Span) {
-	for _, part := range []string{".cpu", ".fpga", ".storage", ".accelerator"} {
-		if strings.HasSuffix(sp.Component, part) {
-			s.spans = append(s.spans, sp)
-			return
-		}
+	if isStage(sp.Component) {
+		s.spans = append(s.spans, sp)
 	}
 }
 

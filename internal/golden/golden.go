@@ -6,11 +6,11 @@ package golden
 
 import (
 	"flag"
-	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/kvcosim/kvcosim/internal/textdiff"
 )
 
 // Update is set by -update: rewrite goldens instead of comparing.
@@ -34,30 +34,7 @@ func Check(t testing.TB, path, got string) {
 	if err != nil {
 		t.Fatalf("golden %s: %v (run the tests with -update to create it)", path, err)
 	}
-	if d := Diff(string(want), got); d != "" {
+	if d := textdiff.Diff(string(want), got); d != "" {
 		t.Errorf("golden %s differs (want -, got +; -update rewrites it):\n%s", path, d)
 	}
-}
-
-// Diff lists the lines that differ between want and got, position by
-// position; it returns "" when they are equal.
-func Diff(want, got string) string {
-	if want == got {
-		return ""
-	}
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	var b strings.Builder
-	for i := range max(len(w), len(g)) {
-		var a, c string
-		if i < len(w) {
-			a = w[i]
-		}
-		if i < len(g) {
-			c = g[i]
-		}
-		if a != c {
-			fmt.Fprintf(&b, "line %d:\n- %s\n+ %s\n", i+1, a, c)
-		}
-	}
-	return b.String()
 }
