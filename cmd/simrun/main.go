@@ -24,6 +24,7 @@ func commands() []command {
 		{"sweep", "run a grid of scenarios: sweep -c SWEEP.yaml -o DIR [-j N] [--shard I/N] [--force]", runSweep},
 		{"merge", "join sweep shards into one sweep.csv: merge -o OUT DIR...", runMerge},
 		{"report", "draw a sweep's plots from its sweep.csv: report -i DIR", runReport},
+		{"explain", "narrate one session's walk through the system, claim by claim: explain [-c FILE] --session ID", runExplain},
 		{"regress", "compare the micro-scenarios' stage cycles and times with their goldens: regress [--update]", runRegress},
 		{"calibrate", "run every calibration check and print the table (--json for JSON)", runCalibrate},
 		{"trace-stats", "a trace's statistics and ideal prefix hit ratio: trace-stats FORMAT:PATH", runTraceStats},

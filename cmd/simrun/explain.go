@@ -1,0 +1,151 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/kvcosim/kvcosim/scenario"
+	"github.com/kvcosim/kvcosim/sim"
+)
+
+// runExplain narrates one session's walk through the system: every stage
+// on the CPU, the FPGA engine, the storage and the accelerator, with its
+// time, cycles and bytes and the patent claim it implements.
+func runExplain(args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("explain", stderr)
+	cfg := fs.String("c", "", "scenario file (default: the embedded default scenario)")
+	session := fs.Int64("session", -1, "the session to follow (its id in the workload)")
+	var sets setFlags
+	fs.Var(&sets, "set", "override a key: --set dotted.key=value (repeatable)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 || *session < 0 {
+		fmt.Fprintln(stderr, "usage: simrun explain [-c FILE] [--set key=value]... --session ID")
+		return 2
+	}
+	l, err := scenario.Load(*cfg, sets)
+	if err != nil {
+		fmt.Fprintf(stderr, "simrun explain: %v\n", err)
+		return 2
+	}
+	run, err := scenario.Build(l)
+	if err != nil {
+		fmt.Fprintf(stderr, "simrun explain: %v\n", err)
+		return 2
+	}
+	sink := &sessionSink{id: *session}
+	run.AddSpanSink(sink)
+	if _, err := run.Execute(); err != nil {
+		fmt.Fprintf(stderr, "simrun explain: the run stopped: %v\n", err)
+		return 1
+	}
+	if len(sink.spans) == 0 {
+		fmt.Fprintf(stderr, "simrun explain: session %d made no request in this scenario\n", *session)
+		return 2
+	}
+	fmt.Fprintf(stdout, "session %d, %s\n", *session, l.Describe())
+	for _, sp := range sink.spans {
+		fmt.Fprintln(stdout, narrate(sp))
+	}
+	return 0
+}
+
+// sessionSink keeps one session's stage spans, in the order they end.
+type sessionSink struct {
+	id    int64
+	spans []sim.Span
+}
+
+func (s *sessionSink) Span(sp sim.Span) {
+	if sp.ID == s.id && isStage(sp.Component) && !strings.HasSuffix(sp.Component, ".accel") {
+		s.spans = append(s.spans, sp)
+	}
+}
+
+// stepText says what a stage does and which claim it implements; %B is
+// replaced by its bytes, %T by its tokens (4 B each), %A by an attribute.
+var stepText = map[string]string{
+	"decide/first_tokens":  "CPU decides: the session's first tokens go straight to the accelerator; they are stored after (claim 2)",
+	"decide/continuation":  "CPU decides: a continuation of the history still on this accelerator, no query (claim 2)",
+	"decide/query":         "CPU decides: the history is not on this accelerator, so the FPGA runs a query task (claim 2)",
+	"decide/recomputed":    "CPU decides: no store, the whole history is recomputed",
+	"query/dma-tokens":     "FPGA reads the session's computed tokens from host memory by DMA: %B (%T tokens) (claim 3)",
+	"query/hash":           "FPGA hashes the %T tokens with XXH64 (claim 3)",
+	"query/bucket-read":    "FPGA reads the hash's bucket of the address-mapping table: %B (claim 4)",
+	"query/chain-walk":     "FPGA walks the bucket's chain links, matching (token count, hash): %B of links read (claim 5)",
+	"query/import":         "FPGA imports the cache data from the SSD into the exchange memory: %B (claim 6)",
+	"query/signal-cpu":     "FPGA signals the CPU that the query task is done",
+	"query":                "query done: hit %A(hit), chain links visited %A(hops), blocks matched %A(matched_blocks)",
+	"import":               "the accelerator takes the imported KV: %B",
+	"queue":                "the request waits for room in the accelerator's batch",
+	"prefill":              "the accelerator prefills the tokens it lacks; the first token is out at the end",
+	"decode":               "the accelerator decodes the rest of the answer",
+	"export/exchange-read": "FPGA reads the updated cache from device memory: %B (claim 7)",
+	"export/dma-tokens":    "FPGA reads the computed tokens from host memory: %B (claim 7)",
+	"export/hash":          "FPGA hashes all %T computed tokens (claim 7)",
+	"export/bucket-read":   "FPGA reads the bucket of the new hash: %B (claim 8)",
+	"export/chain-walk":    "FPGA walks the chain to the previous version's link: %B of links read (claim 8)",
+	"export/fifo-allocate": "FPGA takes free region addresses from FIFO 1 / FIFO 2 (claim 10)",
+	"export/storage-write": "FPGA writes the cache to the SSD in the claim-9 layout (token ids, K per layer in token order, V per layer column by column): %B (claim 9)",
+	"export/chain-insert":  "FPGA inserts the new chain link, linking prev and next pointers: %B (claim 8)",
+	"export/fifo-free":     "FPGA frees the superseded version's regions into FIFO 2: %B of addresses (claims 8, 10)",
+	"export/signal-cpu":    "FPGA signals the CPU that the export task is done",
+	"export":               "export done: regions %A(regions) from address %A(first_address); links inserted %A(inserted), superseded %A(superseded), evicted %A(evicted)",
+}
+
+// narrate is one line: when, where, what, how long (and how many cycles).
+func narrate(sp sim.Span) string {
+	text, ok := stepText[sp.Operation]
+	if !ok {
+		text = sp.Operation
+	}
+	r := strings.NewReplacer("%B", bytesText(sp.Bytes), "%T", thousands(sp.Bytes/4))
+	text = r.Replace(text)
+	for _, a := range sp.Attrs {
+		text = strings.ReplaceAll(text, "%A("+a.Key+")", a.Value)
+	}
+	took := "took " + duration(sp.End-sp.Start)
+	at, turn := sp.Start, ""
+	for _, a := range sp.Attrs {
+		switch a.Key {
+		case "cycles":
+			n, _ := strconv.ParseInt(a.Value, 10, 64)
+			took = fmt.Sprintf("%s cycles, %s", thousands(n), duration(sp.End-sp.Start))
+		case "turn":
+			turn = "turn " + a.Value + ": "
+		}
+	}
+	if sp.Operation == "query" || sp.Operation == "export" {
+		at = sp.End // a task's summary, after its stages
+	}
+	return fmt.Sprintf("t=%12s ms  %-18s %s%s [%s]", strconv.FormatFloat(ms(at), 'f', 3, 64), sp.Component, turn, text, took)
+}
+
+// duration writes a span's length in the unit that suits it.
+func duration(t sim.Time) string {
+	switch {
+	case t >= sim.Second:
+		return fmt.Sprintf("%.3f s", t.Seconds())
+	case t >= sim.Millisecond:
+		return fmt.Sprintf("%.3f ms", ms(t))
+	case t >= sim.Microsecond:
+		return fmt.Sprintf("%.3f us", float64(t)/float64(sim.Microsecond))
+	}
+	return fmt.Sprintf("%d ns", t/sim.Nanosecond)
+}
+
+// bytesText writes a byte count with its unit.
+func bytesText(b int64) string {
+	switch {
+	case b >= 1e9:
+		return fmt.Sprintf("%.2f GB", float64(b)/1e9)
+	case b >= 1e6:
+		return fmt.Sprintf("%.2f MB", float64(b)/1e6)
+	case b >= 1e3:
+		return fmt.Sprintf("%.1f kB", float64(b)/1e3)
+	}
+	return fmt.Sprintf("%d B", b)
+}
