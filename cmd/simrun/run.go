@@ -26,11 +26,20 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	seed := fs.String("seed", "", "override the scenario's seed")
 	var sets setFlags
 	fs.Var(&sets, "set", "override a key: --set dotted.key=value (repeatable)")
+	var tr traceOptions
+	fs.StringVar(&tr.chrome, "trace", "", "write the spans as Chrome trace events (Perfetto) to this .json file")
+	fs.StringVar(&tr.vcd, "vcd", "", "write FPGA, storage and FIFO signals as a VCD (GTKWave) to this file")
+	fs.StringVar(&tr.window, "trace-window", "", "keep only FROM:TO of simulated time in the traces (e.g. 10s:12s)")
+	fs.StringVar(&tr.filter, "trace-filter", "", "keep only components whose name contains one of these (comma-separated, e.g. node0.fpga,kioxia)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "simrun run: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	if err := tr.parse(); err != nil {
+		fmt.Fprintf(stderr, "simrun run: %v\n", err)
 		return 2
 	}
 	if *seed != "" {
@@ -45,7 +54,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "simrun run: %v\n", err)
 		return 2
 	}
-	res, code := execute(l, stderr)
+	res, code := execute(l, &tr, stderr)
 	if res == nil {
 		return code
 	}
@@ -59,17 +68,26 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// execute builds and runs a loaded scenario.
-func execute(l *scenario.Loaded, stderr io.Writer) (*scenario.Result, int) {
+// execute builds and runs a loaded scenario, with its trace exports.
+func execute(l *scenario.Loaded, tr *traceOptions, stderr io.Writer) (*scenario.Result, int) {
 	run, err := scenario.Build(l)
 	if err != nil {
 		fmt.Fprintf(stderr, "simrun: cannot build the scenario: %v\n", err)
+		return nil, 2
+	}
+	x, err := tr.attach(run, l.Storage.Device)
+	if err != nil {
+		fmt.Fprintf(stderr, "simrun: %v\n", err)
 		return nil, 2
 	}
 	res, err := run.Execute()
 	if err != nil {
 		fmt.Fprintf(stderr, "simrun: the run stopped: %v\n", err)
 		return nil, 1
+	}
+	if err := x.close(); err != nil {
+		fmt.Fprintf(stderr, "simrun: %v\n", err)
+		return nil, 2
 	}
 	return res, 0
 }

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/kvcosim/kvcosim/fpga"
+	"github.com/kvcosim/kvcosim/reports"
+	"github.com/kvcosim/kvcosim/scenario"
+	"github.com/kvcosim/kvcosim/sim"
+)
+
+// traceOptions are run's trace exports: a Chrome trace event file for
+// Perfetto, a VCD of FPGA signals for GTKWave, the time window and the
+// components they keep.
+type traceOptions struct {
+	chrome, vcd, window, filter string
+	from, to                    sim.Time
+	components                  []string
+}
+
+// parse reads the window (FROM:TO, durations) and the filter (components'
+// name parts, comma-separated).
+func (o *traceOptions) parse() error {
+	o.to = sim.MaxTime
+	if o.window != "" {
+		a, b, ok := strings.Cut(o.window, ":")
+		from, err1 := sim.ParseTime(a)
+		to, err2 := sim.ParseTime(b)
+		if !ok || err1 != nil || err2 != nil || to <= from {
+			return fmt.Errorf("--trace-window %q: want FROM:TO, two durations such as 10s:12s, FROM before TO", o.window)
+		}
+		o.from, o.to = from, to
+	}
+	if o.filter != "" {
+		o.components = strings.Split(o.filter, ",")
+	}
+	if (o.window != "" || o.filter != "") && o.chrome == "" && o.vcd == "" {
+		return fmt.Errorf("--trace-window and --trace-filter shape --trace or --vcd: give one of them")
+	}
+	return nil
+}
+
+// keeps reports whether a span is in the window and passes the filter.
+func (o *traceOptions) keeps(s sim.Span) bool {
+	if s.End < o.from || s.Start >= o.to {
+		return false
+	}
+	if len(o.components) == 0 {
+		return true
+	}
+	for _, c := range o.components {
+		if strings.Contains(s.Component, c) {
+			return true
+		}
+	}
+	return false
+}
+
+// traceExport is an attached export: its sinks, then Close writes files.
+type traceExport struct {
+	o      *traceOptions
+	chrome *reports.ChromeTrace
+	file   *os.File
+	vcd    *reports.VCD
+}
+
+// attach opens the files and puts the sinks on the run.
+func (o *traceOptions) attach(run *scenario.Run, storageName string) (*traceExport, error) {
+	x := &traceExport{o: o}
+	if o.chrome == "" && o.vcd == "" {
+		return x, nil
+	}
+	if o.chrome != "" {
+		f, err := os.Create(o.chrome)
+		if err != nil {
+			return nil, fmt.Errorf("--trace: %v", err)
+		}
+		x.file, x.chrome = f, reports.NewChromeTrace(f)
+	}
+	if o.vcd != "" {
+		x.vcd = reports.NewVCD()
+		run.ObserveStore(func(now sim.Time, l fpga.Levels) {
+			if now >= o.from && now < o.to {
+				x.vcd.Level("fifo1_regions", now, int64(l.FIFO1))
+				x.vcd.Level("fifo2_regions", now, int64(l.FIFO2))
+				x.vcd.Level("regions_in_use", now, int64(l.InUse))
+			}
+		})
+	}
+	run.AddSpanSink(&exportSink{x: x, storage: storageName})
+	return x, nil
+}
+
+// exportSink passes the kept spans to the Chrome trace and turns them into
+// VCD signals.
+type exportSink struct {
+	x       *traceExport
+	storage string
+}
+
+func (s *exportSink) Span(sp sim.Span) {
+	if !s.x.o.keeps(sp) {
+		return
+	}
+	if s.x.chrome != nil {
+		s.x.chrome.Span(sp)
+	}
+	if v := s.x.vcd; v != nil {
+		node, part, _ := strings.Cut(sp.Component, ".")
+		switch {
+		case part == "fpga" && strings.Contains(sp.Operation, "/"):
+			v.Busy(node+"_fpga_busy", sp.Start, sp.End)
+		case part == "fpga":
+			v.Count(node+"_fpga_tasks", sp.Start, sp.End)
+		case part == "accelerator" && sp.Operation == "queue":
+			v.Count(node+"_accel_queue", sp.Start, sp.End)
+		case sp.Component == s.storage:
+			v.Busy("storage_busy", sp.Start, sp.End)
+			v.Count("storage_commands", sp.Start, sp.End)
+		}
+	}
+}
+
+// close writes and closes the export files.
+func (x *traceExport) close() error {
+	if x.chrome != nil {
+		err := x.chrome.Close()
+		if cerr := x.file.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("--trace: %v", err)
+		}
+	}
+	if x.vcd != nil {
+		f, err := os.Create(x.o.vcd)
+		if err != nil {
+			return fmt.Errorf("--vcd: %v", err)
+		}
+		err = x.vcd.Write(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("--vcd: %v", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,115 @@
+package reports
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/kvcosim/kvcosim/sim"
+)
+
+// ChromeTrace is a trace sink that writes spans in the Chrome trace event
+// format as they come (complete events, "ph": "X"), which Perfetto
+// (ui.perfetto.dev) and chrome://tracing open: one process per node
+// ("node0", "node1", ...; components outside a node in "shared") and one
+// thread per component. Close ends the file.
+type ChromeTrace struct {
+	w       *bufio.Writer
+	first   bool
+	threads map[string]int // component -> tid
+	procs   map[int]bool
+	err     error
+}
+
+// NewChromeTrace starts a trace on w.
+func NewChromeTrace(w io.Writer) *ChromeTrace {
+	t := &ChromeTrace{w: bufio.NewWriter(w), first: true, threads: map[string]int{}, procs: map[int]bool{}}
+	t.write(`{"displayTimeUnit":"ns","traceEvents":[`)
+	return t
+}
+
+// event is one trace event.
+type event struct {
+	Name string            `json:"name"`
+	Cat  string            `json:"cat,omitempty"`
+	Ph   string            `json:"ph"`
+	Ts   json.Number       `json:"ts"`
+	Dur  json.Number       `json:"dur,omitempty"`
+	Pid  int               `json:"pid"`
+	Tid  int               `json:"tid"`
+	Args map[string]string `json:"args,omitempty"`
+}
+
+// Span writes one span as a complete event.
+func (t *ChromeTrace) Span(s sim.Span) {
+	pid := processOf(s.Component)
+	if !t.procs[pid] {
+		t.procs[pid] = true
+		name := "shared"
+		if pid > 0 {
+			name = fmt.Sprintf("node%d", pid-1)
+		}
+		t.emit(event{Name: "process_name", Ph: "M", Ts: "0", Pid: pid, Args: map[string]string{"name": name}})
+	}
+	tid, ok := t.threads[s.Component]
+	if !ok {
+		tid = len(t.threads) + 1
+		t.threads[s.Component] = tid
+		t.emit(event{Name: "thread_name", Ph: "M", Ts: "0", Pid: pid, Tid: tid, Args: map[string]string{"name": s.Component}})
+	}
+	args := map[string]string{"id": strconv.FormatInt(s.ID, 10), "bytes": strconv.FormatInt(s.Bytes, 10)}
+	for _, a := range s.Attrs {
+		args[a.Key] = a.Value
+	}
+	t.emit(event{Name: s.Operation, Cat: s.Component, Ph: "X", Ts: micros(s.Start), Dur: micros(s.End - s.Start), Pid: pid, Tid: tid, Args: args})
+}
+
+// processOf is a component's process: node N's is N+1, the rest 0.
+func processOf(component string) int {
+	rest, ok := strings.CutPrefix(component, "node")
+	if !ok {
+		return 0
+	}
+	digits, _, _ := strings.Cut(rest, ".")
+	n, err := strconv.Atoi(digits)
+	if err != nil {
+		return 0
+	}
+	return n + 1
+}
+
+// micros writes picoseconds as microseconds, exactly.
+func micros(t sim.Time) json.Number {
+	return json.Number(strconv.FormatFloat(float64(t)/1e6, 'f', -1, 64))
+}
+
+func (t *ChromeTrace) emit(e event) {
+	b, err := json.Marshal(e)
+	if err != nil {
+		t.err = err
+		return
+	}
+	if !t.first {
+		t.write(",\n")
+	}
+	t.first = false
+	t.write(string(b))
+}
+
+func (t *ChromeTrace) write(s string) {
+	if t.err == nil {
+		_, t.err = t.w.WriteString(s)
+	}
+}
+
+// Close ends the event list and flushes; it returns the first error.
+func (t *ChromeTrace) Close() error {
+	t.write("]}\n")
+	if t.err == nil {
+		t.err = t.w.Flush()
+	}
+	return t.err
+}
