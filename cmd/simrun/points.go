@@ -113,8 +113,10 @@ func runPoint(base string, p point) pointResult {
 }
 
 // outputMarker marks a folder as kvcosim's, so that a later run may write
-// over it.
+// over it; markerText is what it says.
 const outputMarker = ".kvcosim-output"
+
+var markerText = []byte("written by kvcosim; may be overwritten by it\n")
 
 // prepareOutput makes dir for outputs: an existing folder must be empty or
 // a kvcosim output, unless force.
@@ -131,7 +133,7 @@ func prepareOutput(dir string, force bool) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("cannot create the output folder: %v", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, outputMarker), []byte("written by kvcosim; may be overwritten by it\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, outputMarker), markerText, 0o644); err != nil {
 		return fmt.Errorf("cannot write to the output folder: %v", err)
 	}
 	return nil

@@ -26,6 +26,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	seed := fs.String("seed", "", "override the scenario's seed")
 	var sets setFlags
 	fs.Var(&sets, "set", "override a key: --set dotted.key=value (repeatable)")
+	force := fs.Bool("force", false, "write into an existing folder that is not a kvcosim output")
 	var tr traceOptions
 	fs.StringVar(&tr.chrome, "trace", "", "write the spans as Chrome trace events (Perfetto) to this .json file")
 	fs.StringVar(&tr.vcd, "vcd", "", "write FPGA, storage and FIFO signals as a VCD (GTKWave) to this file")
@@ -51,6 +52,10 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	}
 	l, err := scenario.Load(*cfg, sets)
 	if err != nil {
+		fmt.Fprintf(stderr, "simrun run: %v\n", err)
+		return 2
+	}
+	if err := prepareOutput(*out, *force); err != nil {
 		fmt.Fprintf(stderr, "simrun run: %v\n", err)
 		return 2
 	}
@@ -104,7 +109,8 @@ func writeRun(dir string, l *scenario.Loaded, sum *reports.Summary, rows []repor
 	if err := reports.WriteRequestsCSV(&csv, rows); err != nil {
 		return err
 	}
-	for name, data := range map[string][]byte{"summary.json": js.Bytes(), "requests.csv": csv.Bytes(), "scenario.yaml": l.YAML()} {
+	files := map[string][]byte{"summary.json": js.Bytes(), "requests.csv": csv.Bytes(), "scenario.yaml": l.YAML(), outputMarker: markerText}
+	for name, data := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 			return fmt.Errorf("cannot write %s: %v", name, err)
 		}
