@@ -48,18 +48,18 @@ footer { color: #666; font-size: 0.85rem; margin-top: 2rem; }
 <body>
 <h1>{{.Title}}</h1>
 <p class="sub">{{.Subtitle}}</p>
-<h2>Headline figures</h2>
+<h2 id="headline">Headline figures</h2>
 <table>
 {{range $i, $row := .Headline}}<tr>{{range $row}}{{if eq $i 0}}<th>{{.}}</th>{{else}}<td>{{.}}</td>{{end}}{{end}}</tr>
 {{end}}</table>
-<h2>Plots</h2>
-{{range .Figures}}<figure><img src="{{.File}}" alt="{{.Caption}}"><figcaption>{{.Caption}}</figcaption></figure>
+<h2 id="plots">Plots</h2>
+{{range .Figures}}<figure id="{{.File}}"><img src="{{.File}}" alt="{{.Caption}}"><figcaption>{{.Caption}}</figcaption></figure>
 {{end}}
-<h2>Outputs</h2>
+<h2 id="outputs">Outputs</h2>
 <ul>
 {{range .Files}}<li><a href="{{.}}">{{.}}</a></li>
 {{end}}</ul>
-<h2>Resolved scenario</h2>
+<h2 id="scenario">Resolved scenario</h2>
 <pre>{{.Scenario}}</pre>
 <footer>kvcosim {{.Version}}</footer>
 </body>

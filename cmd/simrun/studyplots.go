@@ -108,7 +108,7 @@ func loadSeries(results []pointResult, metric func(*reports.Summary) float64) []
 
 func loadCurve(sc string, results []pointResult, name, what, yLabel string, metric func(*reports.Summary) float64) (string, string, *plot.Plot, error) {
 	p, err := reports.LinePlot(title(what, sc), "offered load (x the scenario's arrival rate)", yLabel, loadSeries(results, metric))
-	return name, what + ", per design.", p, err
+	return name, what + ", per design; where the lines lie on one another, every design delivers the tokens offered (none is saturated).", p, err
 }
 
 func latencyPanels(sc string, results []pointResult) ([]*plot.Plot, error) {
@@ -392,8 +392,9 @@ func debugBuildInfo() (string, bool) {
 			}
 		}
 	}
-	if rev != "" {
-		v += " commit " + rev + modified
+	if rev == "" {
+		return v + ", built without version-control information", true
 	}
+	v += " commit " + rev + modified
 	return v, true
 }
