@@ -84,9 +84,11 @@ func (s *System) readImport(r *request) bool {
 	f := s.fn
 	n := r.rec.ReusedTokens
 	data := fpga.NewKVData(f.Dir.Config().Shape, n)
-	keys := []fpga.Key{s.patentKey(r.sess)}
+	var keys []fpga.Key
 	if s.cfg.Scheme == fpga.SchemeBlock {
 		keys = r.blockKeys[:n/s.cfg.BlockTokens]
+	} else {
+		keys = []fpga.Key{s.patentKey(r.sess)}
 	}
 	for _, k := range keys {
 		err := f.Contents.Read(k, 0, data)

@@ -58,10 +58,14 @@ func runStudy(args []string, stdout, stderr io.Writer) int {
 	points := studyPoints(base, sets, *out)
 	results := runPoints(*cfg, points, *jobs, nil)
 	for i, r := range results {
-		if r.err != nil {
-			fmt.Fprintf(stderr, "simrun: point %v: %v\n", points[i].sets, r.err)
-			return map[bool]int{true: 2, false: 1}[r.badSpec]
+		if r.err == nil {
+			continue
 		}
+		fmt.Fprintf(stderr, "simrun: point %v: %v\n", points[i].sets, r.err)
+		if r.badSpec {
+			return 2 // bad input
+		}
+		return 1 // a run stopped on an invariant
 	}
 	if err := writeStudy(*out, base, results); err != nil {
 		fmt.Fprintf(stderr, "simrun: %v\n", err)

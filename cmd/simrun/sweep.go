@@ -45,25 +45,9 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 	case *jobs < 1:
 		return fail("-j %d: at least 1", *jobs)
 	}
-	shard, shards, err := parseShard(*shardFlag)
+	sw, all, mine, err := planSweep(*spec, *shardFlag)
 	if err != nil {
 		return fail("%v", err)
-	}
-	sw, err := scenario.LoadSweep(*spec)
-	if err != nil {
-		return fail("%v", err)
-	}
-	all := sw.Points()
-	for _, p := range all { // a bad value fails now, not after hours of runs
-		if _, err := scenario.Load(sw.Base, p.Sets); err != nil {
-			return fail("point %d: %v", p.Index, err)
-		}
-	}
-	var mine []scenario.SweepPoint
-	for _, p := range all {
-		if p.Index%shards == shard {
-			mine = append(mine, p)
-		}
 	}
 	if err := prepareOutput(*out, *force); err != nil {
 		return fail("%v", err)
@@ -93,6 +77,31 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "%d of %d points; wrote %s\n", len(mine), len(all), filepath.Join(*out, "sweep.csv"))
 	return 0
+}
+
+// planSweep reads the sweep file and returns its points and this shard's.
+// Every point's scenario is loaded first: a bad value fails now, not after
+// hours of runs.
+func planSweep(spec, shardFlag string) (*scenario.Sweep, []scenario.SweepPoint, []scenario.SweepPoint, error) {
+	shard, shards, err := parseShard(shardFlag)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	sw, err := scenario.LoadSweep(spec)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	all := sw.Points()
+	var mine []scenario.SweepPoint
+	for _, p := range all {
+		if _, err := scenario.Load(sw.Base, p.Sets); err != nil {
+			return nil, nil, nil, fmt.Errorf("point %d: %w", p.Index, err)
+		}
+		if p.Index%shards == shard {
+			mine = append(mine, p)
+		}
+	}
+	return sw, all, mine, nil
 }
 
 // parseShard reads --shard I/N ("" is the whole sweep: 0/1).
@@ -200,45 +209,56 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 	if *out == "" || fs.NArg() == 0 {
 		return fail("usage: simrun merge -o OUT DIR...")
 	}
-	var total int
+	rows, m, err := mergeShards(fs.Args())
+	if err != nil {
+		return fail("%v", err)
+	}
+	if err := prepareOutput(*out, *force); err != nil {
+		return fail("%v", err)
+	}
+	if err := writeSweepFiles(*out, rows, m); err != nil {
+		return fail("%v", err)
+	}
+	fmt.Fprintf(stdout, "merged %d points from %d folders into %s\n", m.Points, fs.NArg(), filepath.Join(*out, "sweep.csv"))
+	return 0
+}
+
+// mergeShards reads the shards' tables and returns the whole sweep's, in
+// point order, and its manifest. The shards must be of one sweep and hold
+// every point exactly once.
+func mergeShards(dirs []string) ([][]string, sweepManifest, error) {
+	var whole sweepManifest
 	var header []string
-	var described string
 	byPoint := map[int][]string{}
-	for i, dir := range fs.Args() {
+	for i, dir := range dirs {
 		m, rows, err := readSweep(dir)
 		if err != nil {
-			return fail("%v", err)
+			return nil, whole, err
 		}
 		if i == 0 {
-			total, header, described = m.Points, rows[0], m.Scenario
-		} else if m.Points != total || strings.Join(rows[0], ",") != strings.Join(header, ",") {
-			return fail("%s belongs to another sweep (%d points, columns %v)", dir, m.Points, rows[0])
+			whole, header = m, rows[0]
+		} else if m.Points != whole.Points || strings.Join(rows[0], ",") != strings.Join(header, ",") {
+			return nil, whole, fmt.Errorf("%s belongs to another sweep (%d points, columns %v)", dir, m.Points, rows[0])
 		}
 		for _, r := range rows[1:] {
 			p, err := strconv.Atoi(r[0])
-			if err != nil || p < 0 || p >= total {
-				return fail("%s: bad point %q", dir, r[0])
+			if err != nil || p < 0 || p >= whole.Points {
+				return nil, whole, fmt.Errorf("%s: bad point %q", dir, r[0])
 			}
 			if _, dup := byPoint[p]; dup {
-				return fail("point %d is in two shards", p)
+				return nil, whole, fmt.Errorf("point %d is in two shards", p)
 			}
 			byPoint[p] = r
 		}
 	}
 	rows := [][]string{header}
-	for p := range total {
+	for p := range whole.Points {
 		r, ok := byPoint[p]
 		if !ok {
-			return fail("point %d of %d is in no shard given", p, total)
+			return nil, whole, fmt.Errorf("point %d of %d is in no shard given", p, whole.Points)
 		}
 		rows = append(rows, r)
 	}
-	if err := prepareOutput(*out, *force); err != nil {
-		return fail("%v", err)
-	}
-	if err := writeSweepFiles(*out, rows, sweepManifest{Points: total, Keys: header[1 : len(header)-len(reports.ComparisonColumns)], Shard: "all", Scenario: described}); err != nil {
-		return fail("%v", err)
-	}
-	fmt.Fprintf(stdout, "merged %d points from %d folders into %s\n", total, fs.NArg(), filepath.Join(*out, "sweep.csv"))
-	return 0
+	whole.Shard = "all"
+	return rows, whole, nil
 }
