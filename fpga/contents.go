@@ -59,11 +59,11 @@ func (c *Contents) Write(w Written, data *KVData) error {
 		}
 	}
 	for _, r := range touched {
-		sum, err := c.regionSum(r)
+		b, err := c.region(r)
 		if err != nil {
 			return err
 		}
-		c.sums[r] = sum
+		c.sums[r] = xxhash.Sum64(b)
 	}
 	return nil
 }
@@ -83,29 +83,41 @@ func (c *Contents) Read(k Key, from int64, data *KVData) error {
 			touched = c.regions(e, touched)
 		}
 	}
+	// each region is read once: checked whole, then the extents are cut from it
+	held := map[int64][]byte{}
 	for _, r := range touched {
-		sum, err := c.regionSum(r)
+		b, err := c.region(r)
 		if err != nil {
 			return err
 		}
-		if want, ok := c.sums[r]; !ok || want != sum {
+		if want, ok := c.sums[r]; !ok || want != xxhash.Sum64(b) {
 			return fmt.Errorf("fpga: read of %v: region %d at %#x: %w", k, r, r*c.dir.cfg.RegionBytes, ErrCorrupt)
 		}
+		held[r] = b
 	}
 	for _, p := range pieces {
 		var b []byte
 		for _, e := range p.Extents {
-			part, err := c.store.Read(e.Addr, e.Bytes)
-			if err != nil {
-				return err
-			}
-			b = append(b, part...)
+			b = c.cut(held, e, b)
 		}
 		if err := c.dir.cfg.Layout.Decode(c.dir.cfg.Shape, p, b, data); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// cut appends extent e's bytes, taken from the regions read, to b (an
+// extent may run on into the next region).
+func (c *Contents) cut(held map[int64][]byte, e Extent, b []byte) []byte {
+	rb := c.dir.cfg.RegionBytes
+	for off, end := e.Addr, e.Addr+e.Bytes; off < end; {
+		r := off / rb
+		stop := min(end, (r+1)*rb)
+		b = append(b, held[r][off-r*rb:stop-r*rb]...)
+		off = stop
+	}
+	return b
 }
 
 // Corrupt flips the bits of one byte of the object stored under k (the
@@ -139,12 +151,8 @@ func (c *Contents) regions(e Extent, set []int64) []int64 {
 	return set
 }
 
-// regionSum is the XXH64 of region r's bytes as stored.
-func (c *Contents) regionSum(r int64) (uint64, error) {
+// region reads region r's bytes as stored.
+func (c *Contents) region(r int64) ([]byte, error) {
 	rb := c.dir.cfg.RegionBytes
-	b, err := c.store.Read(r*rb, rb)
-	if err != nil {
-		return 0, err
-	}
-	return xxhash.Sum64(b), nil
+	return c.store.Read(r*rb, rb)
 }

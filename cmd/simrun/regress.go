@@ -74,11 +74,6 @@ func firstLines(s string, n int) string {
 	return strings.Join(lines[:n], "") + fmt.Sprintf("... %d more lines\n", len(lines)-n)
 }
 
-// allSpans keeps every span.
-type allSpans struct{ spans []sim.Span }
-
-func (a *allSpans) Span(s sim.Span) { a.spans = append(a.spans, s) }
-
 // regressRun runs a micro-scenario and renders its golden text.
 func regressRun(overlay, sessions string) (string, error) {
 	l, err := scenario.Load(overlay, []string{"workload.kind=sessions", "workload.path=" + sessions})
@@ -89,12 +84,12 @@ func regressRun(overlay, sessions string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var sink allSpans
+	var sink sim.SpanRecorder
 	run.AddSpanSink(&sink)
 	if _, err := run.Execute(); err != nil {
 		return "", err
 	}
-	return renderRegress(sink.spans), nil
+	return renderRegress(sink.Spans), nil
 }
 
 // renderRegress lists the stage spans one per line, in the order they

@@ -128,7 +128,7 @@ func writeStudy(out string, base *scenario.Loaded, results []pointResult) error 
 		return err
 	}
 	page := reports.Page{Title: "kvcosim: what the KV-cache store buys, design by design", Subtitle: base.Describe(),
-		Version: version(), Headline: headline(sums), Figures: figures, Scenario: string(designs[2].loaded.YAML()),
+		Version: version(), Headline: headline(sums), Figures: figures, Scenario: string(designs[len(designs)-1].loaded.YAML()),
 		Files: []string{"comparison.csv", "recompute/summary.json", "recompute/requests.csv", "cpu/summary.json", "cpu/requests.csv",
 			"fpga/summary.json", "fpga/requests.csv", "fpga/scenario.yaml"}}
 	var html bytes.Buffer
