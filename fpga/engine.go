@@ -75,8 +75,7 @@ type QueryRequest struct {
 	Key        Key
 	Blocks     []Key
 	TokenBytes int64
-	Out        *Result
-	Done       sim.Event
+	Reply      Reply
 }
 
 // ExportRequest stores a session's updated cache: Key with Prev (patent
@@ -90,8 +89,21 @@ type ExportRequest struct {
 	Blocks     []Key
 	HeldBlocks int
 	TokenBytes int64
-	Out        *Result
-	Done       sim.Event
+	Reply      Reply
+}
+
+// Receiver takes a finished task's result.
+type Receiver interface {
+	Receive(arg int64, r Result)
+}
+
+// Reply says where a task's result goes when it ends: To receives it with
+// Arg, the requester's own id. The result travels with the completion, so
+// nothing of the requester's is written while the task runs (its tables
+// may move). A nil To drops the result.
+type Reply struct {
+	To  Receiver
+	Arg int64
 }
 
 // task is one running query or export.
@@ -99,8 +111,8 @@ type task struct {
 	export  bool
 	query   QueryRequest
 	exp     ExportRequest
-	out     *Result
-	done    sim.Event
+	out     Result
+	reply   Reply
 	stages  []stage
 	current int
 	pending int
@@ -126,6 +138,7 @@ type Engine struct {
 	ports   Ports
 	tasks   sim.Slots[task]
 	subs    sim.Slots[subOp]
+	replies sim.Slots[delivery]
 	waiting [2]sim.FIFO[int32] // queued query (0) and export (1) tasks
 	running [2]int
 	failure error
@@ -171,13 +184,13 @@ func (e *Engine) Failure() error { return e.failure }
 // Query starts a query task.
 func (e *Engine) Query(q QueryRequest) {
 	e.queries.Add(1)
-	e.submit(task{query: q, out: q.Out, done: q.Done, stages: e.queryStages()})
+	e.submit(task{query: q, reply: q.Reply, stages: e.queryStages()})
 }
 
 // Export starts an export task.
 func (e *Engine) Export(x ExportRequest) {
 	e.exports.Add(1)
-	e.submit(task{export: true, exp: x, out: x.Out, done: x.Done, stages: e.exportStages()})
+	e.submit(task{export: true, exp: x, reply: x.Reply, stages: e.exportStages()})
 }
 
 func (e *Engine) submit(t task) {
@@ -201,7 +214,7 @@ func (e *Engine) begin(slot int32) {
 		e.running[0]++
 	}
 	t.started = e.eng.Now()
-	*t.out = Result{Start: t.started}
+	t.out = Result{Start: t.started}
 	e.nextStage(slot)
 }
 
@@ -217,7 +230,6 @@ func (e *Engine) nextStage(slot int32) {
 		start := e.eng.Now()
 		t.out.Stages = append(t.out.Stages, StageTime{Name: st.name, Start: start})
 		bytes := st.run(e, t, slot)
-		t = e.tasks.At(int(slot)) // run may have grown the slot table
 		t.out.Stages[len(t.out.Stages)-1].Bytes = bytes
 		if t.pending > 0 {
 			return
@@ -255,9 +267,22 @@ func (e *Engine) finish(slot int32) {
 	if e.waiting[kind].Len() > 0 {
 		e.begin(e.waiting[kind].Pop())
 	}
-	if t.done.Handler != nil {
-		e.eng.Schedule(e.eng.Now(), t.done)
+	if t.reply.To != nil {
+		d := e.replies.Put(delivery{reply: t.reply, result: t.out})
+		e.eng.Schedule(e.eng.Now(), sim.Event{Handler: e, Op: opDeliver, Arg: int64(d)})
 	}
+}
+
+// delivery is a finished task's result on its way to the requester.
+type delivery struct {
+	reply  Reply
+	result Result
+}
+
+// deliver hands a finished task's result to its requester.
+func (e *Engine) deliver(d int) {
+	x := e.replies.Take(d)
+	x.reply.To.Receive(x.reply.Arg, x.result)
 }
 
 // fail records an invariant violation and stops the simulation.

@@ -72,12 +72,13 @@ func TestQueryTasksQueue(t *testing.T) {
 	cfg := DefaultConfig(goldenDirectory(SchemePatent, ExportFull))
 	cfg.QueryTasks = 1
 	s := newTestSystem(t, cfg)
-	results := make([]Result, 3)
-	for i := range results {
-		s.fpga.Query(QueryRequest{Session: int64(i), Key: Key{Tokens: 10, Hash: uint64(i)}, TokenBytes: 40, Out: &results[i]})
+	results := collect{}
+	for i := range 3 {
+		s.fpga.Query(QueryRequest{Session: int64(i), Key: Key{Tokens: 10, Hash: uint64(i)}, TokenBytes: 40, Reply: Reply{To: results, Arg: int64(i)}})
 	}
 	s.eng.Run()
-	for i := 1; i < len(results); i++ {
+	require.Len(t, results, 3)
+	for i := int64(1); i < 3; i++ {
 		assert.GreaterOrEqual(t, results[i].Start, results[i-1].End, "query %d waits for %d", i, i-1)
 	}
 }

@@ -45,6 +45,10 @@ type subOp struct {
 // pcieRequestBytes is a memory-read request TLP on the wire.
 const pcieRequestBytes = 24
 
+// opDeliver marks the event that hands a finished task's result to its
+// requester; the sub-operations' events have op 0.
+const opDeliver = 1
+
 // start issues an operation for a task's current stage.
 func (e *Engine) start(slot int32, op subOp) {
 	op.task = slot
@@ -55,6 +59,10 @@ func (e *Engine) start(slot int32, op subOp) {
 
 // Handle advances the operation whose completion the event reports.
 func (e *Engine) Handle(ev sim.Event) {
+	if ev.Op == opDeliver {
+		e.deliver(int(ev.Arg))
+		return
+	}
 	e.subs.At(int(ev.Arg)).phase++
 	e.step(ev.Arg)
 }

@@ -51,20 +51,25 @@ func newTestSystem(t testing.TB, cfg Config) *testSystem {
 
 // query runs one query to completion and returns its result.
 func (s *testSystem) query(q QueryRequest) Result {
-	var r Result
-	q.Out = &r
+	got := collect{}
+	q.Reply = Reply{To: got}
 	s.fpga.Query(q)
 	s.eng.Run()
-	return r
+	return got[0]
 }
 
 func (s *testSystem) export(x ExportRequest) Result {
-	var r Result
-	x.Out = &r
+	got := collect{}
+	x.Reply = Reply{To: got}
 	s.fpga.Export(x)
 	s.eng.Run()
-	return r
+	return got[0]
 }
+
+// collect is a Receiver that keeps the results by their reply's Arg.
+type collect map[int64]Result
+
+func (c collect) Receive(arg int64, r Result) { c[arg] = r }
 
 // render prints a task's stages as the goldens keep them.
 func render(title string, r Result, clock sim.Clock) string {

@@ -80,7 +80,7 @@ func (s *System) exportStep(id int) {
 	case t.phase == 1:
 		s.moveExtent(id, []hop{{link: n.FromGPU}, {dev: n.HostMemory, write: true}}, t.bytes, opExportStep)
 	case t.phase == 2 && s.cfg.Design == FPGAStore:
-		x := fpga.ExportRequest{Session: t.sess.id, Out: &t.result, Done: sim.Event{Handler: s, Op: opExportStep, Arg: int64(id)}}
+		x := fpga.ExportRequest{Session: t.sess.id, Reply: fpga.Reply{To: exportReplies{s}, Arg: int64(id)}}
 		if s.cfg.Scheme == fpga.SchemeBlock {
 			x.Blocks, x.HeldBlocks, x.TokenBytes = t.blocks, t.sess.heldBlocks, 4*t.sess.historyLen
 		} else {
@@ -95,6 +95,16 @@ func (s *System) exportStep(id int) {
 	default:
 		s.exported(id)
 	}
+}
+
+// exportReplies takes the FPGA engine's export results back to their
+// exports.
+type exportReplies struct{ s *System }
+
+// Receive keeps the result with its export and goes on.
+func (x exportReplies) Receive(id int64, res fpga.Result) {
+	x.s.exports.At(int(id)).result = res
+	x.s.exportStep(int(id))
 }
 
 // cpuExport stores the KV with the CPU: the directory update at once, a

@@ -46,7 +46,9 @@ type Record struct {
 
 // Counts are a run's totals beyond the per-request records.
 type Counts struct {
-	Decisions             map[string]int64
+	Decisions map[string]int64
+	// Queries counts store lookups started; each ends a hit or a miss.
+	Queries               int64
 	QueryHits, QueryMiss  int64
 	DeviceEvictions       int64
 	Exports, ExportFailed int64

@@ -23,10 +23,11 @@ import (
 func (s *System) query(slot int) {
 	r := s.reqs.At(slot)
 	r.stageStart = s.eng.Now()
+	s.counts.Queries++
 	n := s.nodes[r.node]
 	if s.cfg.Design == FPGAStore {
-		q := fpga.QueryRequest{Session: r.sess.id, TokenBytes: 4 * r.sess.historyLen, Out: &r.fpgaResult,
-			Done: sim.Event{Handler: s, Op: opQueried, Arg: int64(slot)}}
+		q := fpga.QueryRequest{Session: r.sess.id, TokenBytes: 4 * r.sess.historyLen,
+			Reply: fpga.Reply{To: queryReplies{s}, Arg: int64(slot)}}
 		if s.cfg.Scheme == fpga.SchemeBlock {
 			q.Blocks, q.TokenBytes = r.blockKeys, 4*r.promptLen
 			if len(r.sess.plan.Turns[r.sess.turn].BlockKeys) > 0 {
@@ -38,31 +39,44 @@ func (s *System) query(slot int) {
 		n.FPGA.Query(q)
 		return
 	}
-	// design cpu: look up functionally now, charge a core for the hashing
-	// and the table walk
+	// design cpu: look up functionally now (once: its outcome and extents
+	// come from the same walk), charge a core for the hashing and the
+	// table walk
 	now := s.eng.Now()
 	var hops, buckets int
 	var hashed int64
 	if s.cfg.Scheme == fpga.SchemeBlock {
 		matched, h, err := s.dir.LookupPrefix(now, r.blockKeys)
 		s.check(err)
-		r.fpgaResult = fpga.Result{MatchedBlocks: matched, Hops: h}
+		r.found = fpga.Result{MatchedBlocks: matched, Hops: h}
+		r.reads = s.dir.PrefixExtents(r.blockKeys[:matched])
 		hops, buckets, hashed = h, min(matched+1, len(r.blockKeys)), 4*r.promptLen
 	} else {
 		res, err := s.dir.Lookup(now, s.patentKey(r.sess))
 		s.check(err)
-		r.fpgaResult = fpga.Result{Hit: res.Hit, Hops: res.Hops}
+		r.found = fpga.Result{Hit: res.Hit, Hops: res.Hops}
+		r.reads = s.dir.ReadExtents(res)
 		hops, buckets, hashed = res.Hops, 1, 4*r.sess.historyLen
 	}
 	service := s.cfg.CPUHashBandwidth.TransferTime(hashed) + sim.Time(hops+buckets)*s.cfg.HostAccessLatency
 	n.cpu.Submit(sim.Job{Service: service, Done: sim.Event{Handler: s, Op: opQueried, Arg: int64(slot)}})
 }
 
+// queryReplies takes the FPGA engine's query results back to their
+// requests.
+type queryReplies struct{ s *System }
+
+// Receive keeps the result with its request and goes on.
+func (q queryReplies) Receive(slot int64, res fpga.Result) {
+	q.s.reqs.At(int(slot)).found = res
+	q.s.queried(int(slot))
+}
+
 // queried takes the lookup's result and starts the import of a hit.
 func (s *System) queried(slot int) {
 	r := s.reqs.At(slot)
 	now := s.eng.Now()
-	res := r.fpgaResult
+	res := r.found
 	s.span(r.node, s.storePart(), "query", r.sess.id, r.rec.Turn, r.stageStart, 4*r.promptLen,
 		"hit", strconv.FormatBool(res.Hit || res.MatchedBlocks > 0), "hops", strconv.Itoa(res.Hops), "matched_blocks", strconv.Itoa(res.MatchedBlocks))
 	r.rec.QueryTime = now - r.stageStart
@@ -98,15 +112,8 @@ func (s *System) queried(slot int) {
 		s.moveExtent(slot, hops, bytes, opImported)
 		return
 	}
-	var extents []fpga.Extent
-	if s.cfg.Scheme == fpga.SchemeBlock {
-		extents = s.dir.PrefixExtents(r.blockKeys[:res.MatchedBlocks])
-	} else {
-		res, _ := s.dir.Lookup(now, s.patentKey(r.sess))
-		extents = s.dir.ReadExtents(res)
-	}
-	r.pendingImport = len(extents)
-	for _, e := range extents {
+	r.pendingImport = len(r.reads)
+	for _, e := range r.reads {
 		s.moveExtent(slot, []hop{{dev: n.Storage, addr: e.Addr}, {dev: n.HostMemory, write: true}, {link: n.ToGPU}}, e.Bytes, opImported)
 	}
 }

@@ -51,19 +51,22 @@ type session struct {
 
 // request is one turn in flight.
 type request struct {
-	rec           Record
-	sess          *session
-	node          int
-	prompt        []uint32 // history and new tokens (nil when tokenless)
-	promptLen     int64
-	blockKeys     []fpga.Key
-	prefillLeft   int64
-	outputLeft    int64
-	context       int64
-	stageStart    sim.Time
-	admitted      sim.Time
-	firstToken    sim.Time
-	fpgaResult    fpga.Result
+	rec         Record
+	sess        *session
+	node        int
+	prompt      []uint32 // history and new tokens (nil when tokenless)
+	promptLen   int64
+	blockKeys   []fpga.Key
+	prefillLeft int64
+	outputLeft  int64
+	context     int64
+	stageStart  sim.Time
+	admitted    sim.Time
+	firstToken  sim.Time
+	// found is the store lookup's result; reads are the extents of a hit
+	// (design cpu; the FPGA imports them itself)
+	found         fpga.Result
+	reads         []fpga.Extent
 	pendingImport int
 	record        int // index in System.records
 	// kv is functional mode's imported cache; gen the turn's generation

@@ -59,7 +59,10 @@ type Summary struct {
 	Utilization           map[string]float64 `json:"utilization"`
 	Evictions             map[string]int64   `json:"evictions"`
 	InvariantChecks       int64              `json:"invariant_checks"`
-	Store                 map[string]int64   `json:"store"`
+	// Conservation holds the counts the run checked add up: requests and
+	// their claim-2 decisions, queries and their hits and misses.
+	Conservation map[string]int64 `json:"conservation"`
+	Store        map[string]int64 `json:"store"`
 	// Functional holds functional mode's data-integrity counters.
 	Functional map[string]int64 `json:"functional,omitempty"`
 }

@@ -210,6 +210,8 @@ func (r *Run) buildFPGA(i int, n *builtNode, hn *hostcpu.Node, storage memory.De
 type Result struct {
 	Run  *Run
 	Wall time.Duration
+	// Counted is the run's conservation check, passed.
+	Counted hostcpu.Conservation
 }
 
 // Execute runs the system to the end of its workload; an invariant
@@ -231,7 +233,11 @@ func (r *Run) Execute() (*Result, error) {
 			return nil, err
 		}
 	}
-	return &Result{Run: r, Wall: wall}, nil
+	counted, err := r.sys.Conservation()
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Run: r, Wall: wall, Counted: counted}, nil
 }
 
 // AddSpanSink sends every component's spans to sink (the run is slower

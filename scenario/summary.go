@@ -62,6 +62,9 @@ func (res *Result) Summary() reports.Summary {
 	s.Decisions["migrations"] = c.Migrations
 	s.Evictions["device"] = c.DeviceEvictions
 	s.Store["exports"], s.Store["exports_failed"] = c.Exports, c.ExportFailed
+	k := res.Counted
+	s.Conservation = map[string]int64{"requests": k.Requests, "decided": k.Decided, "queries": k.Queries,
+		"hits": k.Hits, "misses": k.Misses}
 	r.fillComponents(&s, now)
 	if r.l.resolved.functional != nil {
 		f := r.sys.FunctionalCounts()

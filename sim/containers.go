@@ -51,35 +51,51 @@ const fifoKeepCap = 4096
 // Slots is a table of values addressed by small integer slots, with a free
 // list, for state that an event refers to by index (an Event carries the
 // slot in Arg). The zero value is an empty table.
+//
+// Values never move: the table grows by whole pages, so a pointer from At
+// stays valid however many values are put after it, until its slot is
+// taken. A pointer kept past Take points at whatever reuses the slot.
 type Slots[T any] struct {
-	vals []T
-	free []int
+	pages [][]T
+	used  int // slots ever handed out
+	free  []int
 }
+
+// slotPageBits sets the page size of Slots: 256 values a page.
+const slotPageBits = 8
 
 // Put stores v and returns its slot.
 func (s *Slots[T]) Put(v T) int {
 	if n := len(s.free); n > 0 {
 		i := s.free[n-1]
 		s.free = s.free[:n-1]
-		s.vals[i] = v
+		*s.At(i) = v
 		return i
 	}
-	s.vals = append(s.vals, v)
-	return len(s.vals) - 1
+	if s.used == len(s.pages)<<slotPageBits {
+		s.pages = append(s.pages, make([]T, 1<<slotPageBits))
+	}
+	i := s.used
+	s.used++
+	*s.At(i) = v
+	return i
 }
 
 // At returns a pointer to the value in slot i, valid until the slot is
-// taken.
-func (s *Slots[T]) At(i int) *T { return &s.vals[i] }
+// taken (puts of other values never move it).
+func (s *Slots[T]) At(i int) *T {
+	return &s.pages[i>>slotPageBits][i&(1<<slotPageBits-1)]
+}
 
 // Len returns the number of slots in use.
-func (s *Slots[T]) Len() int { return len(s.vals) - len(s.free) }
+func (s *Slots[T]) Len() int { return s.used - len(s.free) }
 
 // Take removes and returns the value in slot i, freeing the slot.
 func (s *Slots[T]) Take(i int) T {
+	p := s.At(i)
+	v := *p
 	var zero T
-	v := s.vals[i]
-	s.vals[i] = zero
+	*p = zero
 	s.free = append(s.free, i)
 	return v
 }

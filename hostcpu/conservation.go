@@ -1,0 +1,50 @@
+package hostcpu
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Conservation is a run's count check: every request's claim-2 outcome is
+// counted exactly once, and every store query ends a hit or a miss, as
+// the records and the counters both tell it.
+type Conservation struct {
+	Requests, Decided     int64
+	Queries, Hits, Misses int64
+}
+
+// Conservation counts the run's outcomes from the records and the
+// counters and returns an error naming every count that does not add up.
+// It holds only once every request has ended.
+func (s *System) Conservation() (Conservation, error) {
+	c := Conservation{Requests: int64(len(s.records)), Queries: s.counts.Queries,
+		Hits: s.counts.QueryHits, Misses: s.counts.QueryMiss}
+	byDecision := map[string]int64{}
+	var hitRecords int64
+	for _, r := range s.records {
+		byDecision[r.Decision.String()]++
+		if r.Hit {
+			hitRecords++
+		}
+	}
+	var faults []string
+	for _, name := range decisionNames {
+		c.Decided += s.counts.Decisions[name]
+		if got, want := s.counts.Decisions[name], byDecision[name]; got != want {
+			faults = append(faults, fmt.Sprintf("decision %s counted %d times for %d requests", name, got, want))
+		}
+	}
+	if c.Decided != c.Requests {
+		faults = append(faults, fmt.Sprintf("%d decisions for %d requests", c.Decided, c.Requests))
+	}
+	if c.Hits+c.Misses != c.Queries {
+		faults = append(faults, fmt.Sprintf("%d queries but %d hits + %d misses", c.Queries, c.Hits, c.Misses))
+	}
+	if hitRecords != c.Hits {
+		faults = append(faults, fmt.Sprintf("%d requests hit but %d query hits counted", hitRecords, c.Hits))
+	}
+	if len(faults) > 0 {
+		return c, fmt.Errorf("hostcpu: at %v: counts not conserved: %s", s.eng.Now(), strings.Join(faults, "; "))
+	}
+	return c, nil
+}
