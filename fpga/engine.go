@@ -2,6 +2,7 @@ package fpga
 
 import (
 	"fmt"
+	"github.com/kvcosim/kvcosim/kvstore"
 	"strconv"
 
 	"github.com/kvcosim/kvcosim/memory"
@@ -59,7 +60,7 @@ type Result struct {
 	// Bytes imported into, or exported from, the exchange memory.
 	Bytes int64
 	// Export is the functional outcome of an export.
-	Export     ExportResult
+	Export     kvstore.ExportResult
 	Stages     []StageTime
 	Start, End sim.Time
 	// Err is set when the store cannot hold the object.
@@ -72,8 +73,8 @@ type Result struct {
 // (0 when the keys come from a trace).
 type QueryRequest struct {
 	Session    int64
-	Key        Key
-	Blocks     []Key
+	Key        kvstore.Key
+	Blocks     []kvstore.Key
 	TokenBytes int64
 	Reply      Reply
 }
@@ -84,9 +85,9 @@ type QueryRequest struct {
 // hashed.
 type ExportRequest struct {
 	Session    int64
-	Key        Key
-	Prev       *Key
-	Blocks     []Key
+	Key        kvstore.Key
+	Prev       *kvstore.Key
+	Blocks     []kvstore.Key
 	HeldBlocks int
 	TokenBytes int64
 	Reply      Reply
@@ -119,7 +120,7 @@ type task struct {
 	started sim.Time
 	// functional outcome, for the stages that follow it
 	hops, bucketReads int
-	reads, writes     []Extent
+	reads, writes     []kvstore.Extent
 	regions, freed    int
 }
 
@@ -134,7 +135,7 @@ type Engine struct {
 	eng     *sim.Engine
 	cfg     Config
 	clock   sim.Clock
-	dir     *Directory
+	dir     *kvstore.Directory
 	ports   Ports
 	tasks   sim.Slots[task]
 	subs    sim.Slots[subOp]
@@ -152,7 +153,7 @@ type Engine struct {
 // NewEngine validates cfg against the placement's capacity and builds the
 // engine and its directory.
 func NewEngine(eng *sim.Engine, cfg Config, ports Ports, placementBytes int64) (*Engine, error) {
-	dir, err := NewDirectory(cfg.Directory)
+	dir, err := kvstore.NewDirectory(cfg.Directory)
 	if err != nil {
 		return nil, err
 	}
@@ -161,7 +162,7 @@ func NewEngine(eng *sim.Engine, cfg Config, ports Ports, placementBytes int64) (
 
 // NewSharedEngine builds an engine over an existing directory: the index of
 // a storage pool that the FPGAs of several nodes share.
-func NewSharedEngine(eng *sim.Engine, cfg Config, ports Ports, placementBytes int64, dir *Directory) (*Engine, error) {
+func NewSharedEngine(eng *sim.Engine, cfg Config, ports Ports, placementBytes int64, dir *kvstore.Directory) (*Engine, error) {
 	if err := cfg.Validate(placementBytes); err != nil {
 		return nil, err
 	}
@@ -173,7 +174,7 @@ func NewSharedEngine(eng *sim.Engine, cfg Config, ports Ports, placementBytes in
 }
 
 // Directory returns the functional state, for inspection.
-func (e *Engine) Directory() *Directory { return e.dir }
+func (e *Engine) Directory() *kvstore.Directory { return e.dir }
 
 // Clock returns the FPGA clock.
 func (e *Engine) Clock() sim.Clock { return e.clock }

@@ -2,6 +2,7 @@ package fpga
 
 import (
 	"fmt"
+	"github.com/kvcosim/kvcosim/kvstore"
 
 	"github.com/kvcosim/kvcosim/sim"
 )
@@ -38,7 +39,7 @@ type Config struct {
 	// ClockHz is the FPGA's clock (default 300 MHz).
 	ClockHz   int64
 	Hash      HashEngineConfig
-	Directory DirectoryConfig
+	Directory kvstore.DirectoryConfig
 	Placement Placement
 	// URAMBytes is the on-chip memory available for tables (about 43 MB of
 	// BRAM + URAM on an Alveo U55C); URAMCycles is its read or write latency.
@@ -57,7 +58,7 @@ type Config struct {
 }
 
 // DefaultConfig is an Alveo U55C-class FPGA with the patent's defaults.
-func DefaultConfig(dir DirectoryConfig) Config {
+func DefaultConfig(dir kvstore.DirectoryConfig) Config {
 	return Config{Name: "fpga", ClockHz: 300_000_000,
 		Hash:      HashEngineConfig{Lanes: 1, SetupCycles: 4, FinalizeCycles: 20},
 		Directory: dir, Placement: PlaceHost, URAMBytes: 43 << 20, URAMCycles: 2,

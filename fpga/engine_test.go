@@ -1,6 +1,7 @@
 package fpga
 
 import (
+	"github.com/kvcosim/kvcosim/kvstore"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -10,7 +11,7 @@ import (
 )
 
 func TestConfigRejects(t *testing.T) {
-	base := DefaultConfig(goldenDirectory(SchemePatent, ExportFull))
+	base := DefaultConfig(goldenDirectory(kvstore.SchemePatent, kvstore.ExportFull))
 	cases := []struct {
 		name   string
 		mutate func(*Config)
@@ -31,34 +32,34 @@ func TestConfigRejects(t *testing.T) {
 		assert.ErrorContains(t, cfg.Validate(1<<40), c.want, c.name)
 	}
 	for _, n := range []int64{0, 1, 1000, -4} {
-		_, err := BucketsLog2(n)
+		_, err := kvstore.BucketsLog2(n)
 		assert.ErrorContains(t, err, "must be a power of two", "%d buckets", n)
 	}
-	n, err := BucketsLog2(1 << 20)
+	n, err := kvstore.BucketsLog2(1 << 20)
 	require.NoError(t, err)
 	assert.Equal(t, 20, n)
 	_, err = ParsePlacement("disk")
 	assert.ErrorContains(t, err, "valid placements are hbm, host, uram")
-	_, err = ParseLayout("row-major")
+	_, err = kvstore.ParseLayout("row-major")
 	assert.ErrorContains(t, err, "valid layouts are")
 }
 
 func TestObjectLargerThanTheStoreFailsTheExport(t *testing.T) {
-	cfg := DefaultConfig(goldenDirectory(SchemePatent, ExportFull))
+	cfg := DefaultConfig(goldenDirectory(kvstore.SchemePatent, kvstore.ExportFull))
 	cfg.Directory.StorageBytes = 64 << 20 // 32 regions: 500 tokens of Llama-3-8B
 	s := newTestSystem(t, cfg)
-	r := s.export(ExportRequest{Session: 1, Key: Key{Tokens: 1000, Hash: 1}, TokenBytes: 4000})
+	r := s.export(ExportRequest{Session: 1, Key: kvstore.Key{Tokens: 1000, Hash: 1}, TokenBytes: 4000})
 	assert.ErrorContains(t, r.Err, "larger than the whole store")
 	assert.NoError(t, s.fpga.Failure(), "not an invariant violation")
 	assert.NoError(t, s.fpga.Check())
 }
 
 func TestExhaustedStorageEvicts(t *testing.T) {
-	cfg := DefaultConfig(goldenDirectory(SchemePatent, ExportFull))
+	cfg := DefaultConfig(goldenDirectory(kvstore.SchemePatent, kvstore.ExportFull))
 	cfg.Directory.StorageBytes = 64 << 20
 	s := newTestSystem(t, cfg)
 	for i := range 5 {
-		r := s.export(ExportRequest{Session: int64(i), Key: Key{Tokens: 200, Hash: uint64(i)}, TokenBytes: 800})
+		r := s.export(ExportRequest{Session: int64(i), Key: kvstore.Key{Tokens: 200, Hash: uint64(i)}, TokenBytes: 800})
 		require.NoError(t, r.Err)
 	}
 	st := s.fpga.Directory().Stats()
@@ -69,12 +70,12 @@ func TestExhaustedStorageEvicts(t *testing.T) {
 // TestQueryTasksQueue checks the engine's concurrency limit: with one task
 // slot, queries run one after another.
 func TestQueryTasksQueue(t *testing.T) {
-	cfg := DefaultConfig(goldenDirectory(SchemePatent, ExportFull))
+	cfg := DefaultConfig(goldenDirectory(kvstore.SchemePatent, kvstore.ExportFull))
 	cfg.QueryTasks = 1
 	s := newTestSystem(t, cfg)
 	results := collect{}
 	for i := range 3 {
-		s.fpga.Query(QueryRequest{Session: int64(i), Key: Key{Tokens: 10, Hash: uint64(i)}, TokenBytes: 40, Reply: Reply{To: results, Arg: int64(i)}})
+		s.fpga.Query(QueryRequest{Session: int64(i), Key: kvstore.Key{Tokens: 10, Hash: uint64(i)}, TokenBytes: 40, Reply: Reply{To: results, Arg: int64(i)}})
 	}
 	s.eng.Run()
 	require.Len(t, results, 3)
@@ -84,10 +85,10 @@ func TestQueryTasksQueue(t *testing.T) {
 }
 
 func TestStagesEmitSpans(t *testing.T) {
-	s := newTestSystem(t, DefaultConfig(goldenDirectory(SchemePatent, ExportFull)))
+	s := newTestSystem(t, DefaultConfig(goldenDirectory(kvstore.SchemePatent, kvstore.ExportFull)))
 	rec := &sim.SpanRecorder{}
 	s.eng.Trace().AddSink(rec)
-	s.query(QueryRequest{Session: 9, Key: Key{Tokens: 100, Hash: 3}, TokenBytes: 400})
+	s.query(QueryRequest{Session: 9, Key: kvstore.Key{Tokens: 100, Hash: 3}, TokenBytes: 400})
 	var names []string
 	for _, sp := range rec.Spans {
 		if sp.Component == "fpga" {
@@ -102,12 +103,12 @@ func TestStagesEmitSpans(t *testing.T) {
 // checks that the next operation stops the run with an error naming the
 // time, the operation and the region.
 func TestInvariantViolationStopsTheSimulation(t *testing.T) {
-	s := newTestSystem(t, DefaultConfig(goldenDirectory(SchemePatent, ExportFull)))
+	s := newTestSystem(t, DefaultConfig(goldenDirectory(kvstore.SchemePatent, kvstore.ExportFull)))
 	d := s.fpga.Directory()
-	_, err := d.Export(0, Key{Tokens: 5, Hash: 5}, nil)
+	_, err := d.Export(0, kvstore.Key{Tokens: 5, Hash: 5}, nil)
 	require.NoError(t, err)
-	d.regionState[0] = inFIFO2 // region 0 holds the object
-	s.query(QueryRequest{Session: 1, Key: Key{Tokens: 5, Hash: 5}})
+	d.InjectStateFault(0) // region 0 holds the object
+	s.query(QueryRequest{Session: 1, Key: kvstore.Key{Tokens: 5, Hash: 5}})
 	require.Error(t, s.fpga.Failure())
 	assert.Regexp(t, `fpga invariant violated at \d.*after lookup: region 0 found in segment 0 but marked state 1`, s.fpga.Failure().Error())
 }

@@ -1,82 +1,16 @@
-// Package fpga models the patent's FPGA KV-cache engine: the hash engine,
-// the address-mapping table and the doubly linked chain table that find a
-// session's stored cache, the two free-address FIFOs that allocate external
-// storage, the claim-9 layout of the cache on storage, and the query and
-// export engines that move it, both functionally (it really stores, finds
-// and frees) and in time (each step costs its cycles and memory accesses).
+// Package fpga models the patent's FPGA KV-cache engine in time: the hash
+// engine, the query and export engines whose stages read the tokens,
+// hash them, walk the address-mapping table and the chain table and
+// allocate from the free-address FIFOs of a Directory, and move
+// the cache between storage, the card's memory and the host by DMA. The
+// index itself (keys, tables, chains, FIFOs, layouts) is package
 package fpga
 
 import (
-	"encoding/binary"
 	"fmt"
-
-	"github.com/cespare/xxhash/v2"
 
 	"github.com/kvcosim/kvcosim/sim"
 )
-
-// Key identifies a stored object: in the patent scheme the number of
-// computed tokens and the XXH64 of all of them (claims 3-5); in the block
-// scheme a block's end position and its prefix-chained hash.
-type Key struct {
-	Tokens int64
-	Hash   uint64
-}
-
-// HashTokens returns XXH64 (with seed) of token ids as little-endian uint32.
-func HashTokens(seed uint64, tokens []uint32) uint64 {
-	d := xxhash.NewWithSeed(seed)
-	writeTokens(d, tokens)
-	return d.Sum64()
-}
-
-func writeTokens(d *xxhash.Digest, tokens []uint32) {
-	var buf [256]byte
-	for len(tokens) > 0 {
-		n := min(len(tokens), len(buf)/4)
-		for i, t := range tokens[:n] {
-			binary.LittleEndian.PutUint32(buf[4*i:], t)
-		}
-		d.Write(buf[:4*n])
-		tokens = tokens[n:]
-	}
-}
-
-// PatentKey is the key of a session version with these computed tokens.
-func PatentKey(seed uint64, tokens []uint32) Key {
-	return Key{Tokens: int64(len(tokens)), Hash: HashTokens(seed, tokens)}
-}
-
-// BlockKeys cuts tokens into whole blocks of blockTokens and keys block i by
-// XXH64(seed, LE64(hash of block i-1) || tokens of block i), with the hash
-// of block -1 taken as 0, and by its end position. A trailing partial block
-// has no key: only whole blocks are stored.
-func BlockKeys(seed uint64, tokens []uint32, blockTokens int) []Key {
-	keys := make([]Key, 0, len(tokens)/blockTokens)
-	prev := uint64(0)
-	var le [8]byte
-	for end := blockTokens; end <= len(tokens); end += blockTokens {
-		d := xxhash.NewWithSeed(seed)
-		binary.LittleEndian.PutUint64(le[:], prev)
-		d.Write(le[:])
-		writeTokens(d, tokens[end-blockTokens:end])
-		prev = d.Sum64()
-		keys = append(keys, Key{Tokens: int64(end), Hash: prev})
-	}
-	return keys
-}
-
-// TraceBlockKeys keys blocks by ids a trace gives (Mooncake hash_ids: each
-// id names the whole prefix up to its block). The last id covers a partial
-// block when inputTokens is not a multiple of blockTokens; its end position
-// is inputTokens.
-func TraceBlockKeys(ids []uint64, blockTokens int, inputTokens int64) []Key {
-	keys := make([]Key, len(ids))
-	for i, id := range ids {
-		keys[i] = Key{Tokens: min(int64(i+1)*int64(blockTokens), inputTokens), Hash: id}
-	}
-	return keys
-}
 
 // HashEngineConfig is the timing of the pipelined hash engine.
 type HashEngineConfig struct {

@@ -1,48 +1,10 @@
 package fpga
 
 import (
-	"encoding/binary"
 	"testing"
 
-	"github.com/cespare/xxhash/v2"
 	"github.com/stretchr/testify/assert"
 )
-
-func TestHashTokensIsXXH64OfLittleEndianIDs(t *testing.T) {
-	tokens := make([]uint32, 1000)
-	buf := make([]byte, 4000)
-	for i := range tokens {
-		tokens[i] = uint32(i*7919 + 13)
-		binary.LittleEndian.PutUint32(buf[4*i:], tokens[i])
-	}
-	assert.Equal(t, xxhash.Sum64(buf), HashTokens(0, tokens))
-	d := xxhash.NewWithSeed(42)
-	d.Write(buf)
-	assert.Equal(t, d.Sum64(), HashTokens(42, tokens))
-	assert.NotEqual(t, HashTokens(0, tokens), HashTokens(0, tokens[:999]))
-}
-
-func TestBlockKeysChainThePrefix(t *testing.T) {
-	a := make([]uint32, 1300)
-	for i := range a {
-		a[i] = uint32(i)
-	}
-	b := append([]uint32(nil), a...)
-	b[700] = 99999 // differs in block 1
-	ka, kb := BlockKeys(7, a, 512), BlockKeys(7, b, 512)
-	assert.Len(t, ka, 2, "the partial third block has no key")
-	assert.Equal(t, ka[0], kb[0], "same first block")
-	assert.NotEqual(t, ka[1], kb[1])
-	assert.Equal(t, int64(1024), ka[1].Tokens)
-	// the same block contents after a different prefix get a different key
-	c := append(append([]uint32(nil), b[:512]...), a[512:1024]...)
-	c[0] = 5
-	assert.NotEqual(t, ka[1], BlockKeys(7, c, 512)[1])
-}
-
-func TestTraceBlockKeys(t *testing.T) {
-	assert.Equal(t, []Key{{512, 10}, {1024, 11}, {1100, 12}}, TraceBlockKeys([]uint64{10, 11, 12}, 512, 1100))
-}
 
 func TestHashEngineCycles(t *testing.T) {
 	c := HashEngineConfig{Lanes: 1, SetupCycles: 4, FinalizeCycles: 20}

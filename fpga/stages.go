@@ -2,6 +2,7 @@ package fpga
 
 import (
 	"errors"
+	"github.com/kvcosim/kvcosim/kvstore"
 )
 
 // Addresses of the engine's data in host memory (tokens, and the tables
@@ -20,17 +21,17 @@ func (e *Engine) tableBase() int64 {
 }
 
 func (e *Engine) bucketAddr(hash uint64) int64 {
-	return e.tableBase() + int64(e.dir.bucketOf(hash))*e.cfg.BucketBytes
+	return e.tableBase() + int64(e.dir.Bucket(hash))*e.cfg.BucketBytes
 }
 
 func (e *Engine) linkAddr(hash uint64) int64 {
 	regions := int64(e.dir.Regions())
-	return e.tableBase() + int64(len(e.dir.buckets))*e.cfg.BucketBytes + int64(hash%uint64(regions))*e.cfg.LinkBytes
+	return e.tableBase() + int64(e.dir.Buckets())*e.cfg.BucketBytes + int64(hash%uint64(regions))*e.cfg.LinkBytes
 }
 
 func (e *Engine) fifoAddr() int64 {
 	regions := int64(e.dir.Regions())
-	return e.tableBase() + int64(len(e.dir.buckets))*e.cfg.BucketBytes + regions*e.cfg.LinkBytes
+	return e.tableBase() + int64(e.dir.Buckets())*e.cfg.BucketBytes + regions*e.cfg.LinkBytes
 }
 
 // Operations a stage issues; each returns the bytes it moves.
@@ -55,7 +56,7 @@ func (e *Engine) compute(slot int32, cycles int64) {
 	}
 }
 
-func (e *Engine) extents(slot int32, kind subKind, xs []Extent) int64 {
+func (e *Engine) extents(slot int32, kind subKind, xs []kvstore.Extent) int64 {
 	total := int64(0)
 	for _, x := range xs {
 		e.start(slot, subOp{kind: kind, addr: x.Addr, bytes: x.Bytes})
@@ -71,8 +72,8 @@ func (e *Engine) hashCycles(tokenBytes int64) int64 {
 		return 0
 	}
 	h := e.cfg.Hash
-	if e.cfg.Directory.Scheme == SchemeBlock {
-		block := e.cfg.Directory.BlockTokens * tokenIDBytes
+	if e.cfg.Directory.Scheme == kvstore.SchemeBlock {
+		block := e.cfg.Directory.BlockTokens * kvstore.TokenIDBytes
 		blocks := (tokenBytes + block - 1) / block
 		return blocks*int64(h.SetupCycles+h.FinalizeCycles) + int64(h.Cycles(8*blocks+tokenBytes)-h.SetupCycles-h.FinalizeCycles)
 	}
@@ -85,7 +86,7 @@ func (e *Engine) record(t *task, err error) bool {
 	if err == nil {
 		return true
 	}
-	var inv *InvariantError
+	var inv *kvstore.InvariantError
 	if errors.As(err, &inv) {
 		e.fail(err)
 	}
@@ -130,7 +131,7 @@ func (e *Engine) queryStages() []stage {
 		{"hash", hashTokens},
 		{"bucket-read", func(e *Engine, t *task, slot int32) int64 {
 			now := e.eng.Now()
-			if e.cfg.Directory.Scheme == SchemeBlock {
+			if e.cfg.Directory.Scheme == kvstore.SchemeBlock {
 				matched, hops, err := e.dir.LookupPrefix(now, t.query.Blocks)
 				e.record(t, err)
 				t.out.MatchedBlocks, t.hops = matched, hops
@@ -171,10 +172,10 @@ func (e *Engine) exportStages() []stage {
 	return []stage{
 		{"exchange-read", func(e *Engine, t *task, slot int32) int64 {
 			now := e.eng.Now()
-			freed := e.dir.stats.RegionsFreed
-			var res ExportResult
+			freed := e.dir.Stats().RegionsFreed
+			var res kvstore.ExportResult
 			var err error
-			if e.cfg.Directory.Scheme == SchemeBlock {
+			if e.cfg.Directory.Scheme == kvstore.SchemeBlock {
 				res, err = e.dir.ExportBlocks(now, t.exp.Blocks, t.exp.HeldBlocks)
 				t.bucketReads = len(t.exp.Blocks)
 			} else {
@@ -184,7 +185,7 @@ func (e *Engine) exportStages() []stage {
 			e.record(t, err)
 			t.out.Export, t.hops, t.writes = res, res.Hops, res.Writes
 			t.out.Hops = res.Hops
-			t.regions, t.freed = res.Regions, int(e.dir.stats.RegionsFreed-freed)
+			t.regions, t.freed = res.Regions, int(e.dir.Stats().RegionsFreed-freed)
 			bytes := int64(0)
 			for _, w := range t.writes {
 				bytes += w.Bytes

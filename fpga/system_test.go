@@ -2,6 +2,7 @@ package fpga
 
 import (
 	"fmt"
+	"github.com/kvcosim/kvcosim/kvstore"
 	"strings"
 	"testing"
 
@@ -12,7 +13,7 @@ import (
 )
 
 // llama3_8b is Llama-3-8B's KV cache at bf16: 32 layers, 8 KV heads of 128.
-var llama3_8b = KVShape{Layers: 32, KWidth: 1024, VWidth: 1024, ElemBytes: 2}
+var llama3_8b = kvstore.KVShape{Layers: 32, KWidth: 1024, VWidth: 1024, ElemBytes: 2}
 
 // testSystem is an FPGA card in a server: host memory, the card's PCIe link
 // and HBM, and a CM6-class SSD.
@@ -21,10 +22,10 @@ type testSystem struct {
 	fpga *Engine
 }
 
-func goldenDirectory(scheme Scheme, mode ExportMode) DirectoryConfig {
-	return DirectoryConfig{Scheme: scheme, BlockTokens: 512, BucketsLog2: 20, RegionBytes: 2 << 20,
-		StorageBytes: 1 << 40, FreeDelay: sim.Second, Policy: FIFO1First, DeleteSuperseded: true,
-		Layout: LayoutClaim9, Mode: mode, Shape: llama3_8b, CheckInvariants: true}
+func goldenDirectory(scheme kvstore.Scheme, mode kvstore.ExportMode) kvstore.DirectoryConfig {
+	return kvstore.DirectoryConfig{Scheme: scheme, BlockTokens: 512, BucketsLog2: 20, RegionBytes: 2 << 20,
+		StorageBytes: 1 << 40, FreeDelay: sim.Second, Policy: kvstore.FIFO1First, DeleteSuperseded: true,
+		Layout: kvstore.LayoutClaim9, Mode: mode, Shape: llama3_8b, CheckInvariants: true}
 }
 
 func newTestSystem(t testing.TB, cfg Config) *testSystem {

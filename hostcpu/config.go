@@ -7,6 +7,7 @@ package hostcpu
 
 import (
 	"fmt"
+	"github.com/kvcosim/kvcosim/kvstore"
 	"math"
 
 	"github.com/kvcosim/kvcosim/accel"
@@ -57,9 +58,9 @@ const (
 type Config struct {
 	Design Design
 	Export ExportPolicy
-	Scheme fpga.Scheme
+	Scheme kvstore.Scheme
 	// ExportMode is full or delta (what crosses to the store per export).
-	ExportMode fpga.ExportMode
+	ExportMode kvstore.ExportMode
 	// BlockTokens is the block size of the block scheme; HashSeed seeds
 	// XXH64.
 	BlockTokens int64
@@ -100,7 +101,7 @@ func (c Config) Validate() error {
 		return fmt.Errorf("workload.max_concurrency = %d: must not be negative", c.MaxConcurrency)
 	case c.MaxBatch < 1 || c.TokenBudget < 1:
 		return fmt.Errorf("accelerator.max_batch = %d and token_budget = %d: must be at least 1", c.MaxBatch, c.TokenBudget)
-	case c.Scheme == fpga.SchemeBlock && c.BlockTokens < 1:
+	case c.Scheme == kvstore.SchemeBlock && c.BlockTokens < 1:
 		return fmt.Errorf("fpga.block_tokens = %d: must be positive", c.BlockTokens)
 	case c.KVBytesPerToken < 1:
 		return fmt.Errorf("kv bytes per token must be positive")

@@ -2,6 +2,7 @@ package hostcpu
 
 import (
 	"fmt"
+	"github.com/kvcosim/kvcosim/kvstore"
 	"strconv"
 
 	"github.com/kvcosim/kvcosim/accel/tinylm"
@@ -18,8 +19,8 @@ type exportTask struct {
 	started sim.Time
 	phase   int
 	pending int
-	key     fpga.Key
-	blocks  []fpga.Key
+	key     kvstore.Key
+	blocks  []kvstore.Key
 	result  fpga.Result
 	bytes   int64
 	// kv and ids are functional mode's snapshot of what is stored
@@ -39,14 +40,14 @@ func (s *System) startExport(sess *session, node int, record int) {
 	sess.exporting = true
 	t := exportTask{sess: sess, node: node, record: record, started: s.eng.Now(), kv: sess.kv, ids: sess.history}
 	newTokens := sess.historyLen - sess.storedTokens
-	if s.cfg.Scheme == fpga.SchemeBlock {
+	if s.cfg.Scheme == kvstore.SchemeBlock {
 		t.blocks = s.hashedBlocks(sess, sess.history, sess.historyLen)
 		if ids := s.traceKeys(sess); ids != nil {
 			t.blocks = ids
 		}
 	} else {
 		t.key = s.patentKey(sess)
-		if sess.exported == nil || s.cfg.ExportMode == fpga.ExportFull {
+		if sess.exported == nil || s.cfg.ExportMode == kvstore.ExportFull {
 			newTokens = sess.historyLen // the whole object is rewritten
 		}
 	}
@@ -56,12 +57,12 @@ func (s *System) startExport(sess *session, node int, record int) {
 }
 
 // traceKeys are the block keys a trace gave for the session's last turn.
-func (s *System) traceKeys(sess *session) []fpga.Key {
+func (s *System) traceKeys(sess *session) []kvstore.Key {
 	last := sess.plan.Turns[sess.turn-1]
 	if len(last.BlockKeys) == 0 {
 		return nil
 	}
-	return fpga.TraceBlockKeys(last.BlockKeys, int(s.cfg.BlockTokens), sess.historyLen-last.OutputCount)
+	return kvstore.TraceBlockKeys(last.BlockKeys, int(s.cfg.BlockTokens), sess.historyLen-last.OutputCount)
 }
 
 // exportStep advances an export: move the KV off the accelerator, then
@@ -81,7 +82,7 @@ func (s *System) exportStep(id int) {
 		s.moveExtent(id, []hop{{link: n.FromGPU}, {dev: n.HostMemory, write: true}}, t.bytes, opExportStep)
 	case t.phase == 2 && s.cfg.Design == FPGAStore:
 		x := fpga.ExportRequest{Session: t.sess.id, Reply: fpga.Reply{To: exportReplies{s}, Arg: int64(id)}}
-		if s.cfg.Scheme == fpga.SchemeBlock {
+		if s.cfg.Scheme == kvstore.SchemeBlock {
 			x.Blocks, x.HeldBlocks, x.TokenBytes = t.blocks, t.sess.heldBlocks, 4*t.sess.historyLen
 		} else {
 			x.Key, x.Prev, x.TokenBytes = t.key, t.sess.exported, 4*t.sess.historyLen
@@ -111,15 +112,15 @@ func (x exportReplies) Receive(id int64, res fpga.Result) {
 // core for hashing and table walks, then the storage writes.
 func (s *System) cpuExport(id int, t *exportTask, n *nodeState) {
 	now := s.eng.Now()
-	var res fpga.ExportResult
+	var res kvstore.ExportResult
 	var err error
-	if s.cfg.Scheme == fpga.SchemeBlock {
+	if s.cfg.Scheme == kvstore.SchemeBlock {
 		res, err = s.dir.ExportBlocks(now, t.blocks, t.sess.heldBlocks)
 	} else {
 		res, err = s.dir.Export(now, t.key, t.sess.exported)
 	}
 	t.result = fpga.Result{Export: res, Err: err}
-	if _, bad := err.(*fpga.InvariantError); bad {
+	if _, bad := err.(*kvstore.InvariantError); bad {
 		s.check(err)
 	}
 	service := s.cfg.CPUHashBandwidth.TransferTime(4*t.sess.historyLen) +
@@ -147,7 +148,7 @@ func (s *System) exported(id int) {
 		s.counts.ExportFailed++
 	} else {
 		sess.storedTokens = sess.historyLen
-		if s.cfg.Scheme == fpga.SchemeBlock {
+		if s.cfg.Scheme == kvstore.SchemeBlock {
 			sess.heldBlocks = len(t.blocks)
 		} else {
 			k := t.key

@@ -3,11 +3,11 @@ package hostcpu
 import (
 	"errors"
 	"fmt"
+	"github.com/kvcosim/kvcosim/kvstore"
 	"slices"
 
 	"github.com/kvcosim/kvcosim/accel"
 	"github.com/kvcosim/kvcosim/accel/tinylm"
-	"github.com/kvcosim/kvcosim/fpga"
 	"github.com/kvcosim/kvcosim/sim"
 )
 
@@ -18,8 +18,8 @@ import (
 type Functional struct {
 	Model    *tinylm.Model
 	Decoding accel.Decoding
-	Contents *fpga.Contents
-	Dir      *fpga.Directory
+	Contents *kvstore.Contents
+	Dir      *kvstore.Directory
 	Streams  sim.Streams
 	Corrupt  func(session int64) bool
 }
@@ -83,17 +83,17 @@ func SamplingStream(streams sim.Streams, session int64, turn int) *sim.Stream {
 func (s *System) readImport(r *request) bool {
 	f := s.fn
 	n := r.rec.ReusedTokens
-	data := fpga.NewKVData(f.Dir.Config().Shape, n)
-	var keys []fpga.Key
-	if s.cfg.Scheme == fpga.SchemeBlock {
+	data := kvstore.NewKVData(f.Dir.Config().Shape, n)
+	var keys []kvstore.Key
+	if s.cfg.Scheme == kvstore.SchemeBlock {
 		keys = r.blockKeys[:n/s.cfg.BlockTokens]
 	} else {
-		keys = []fpga.Key{s.patentKey(r.sess)}
+		keys = []kvstore.Key{s.patentKey(r.sess)}
 	}
 	for _, k := range keys {
 		err := f.Contents.Read(k, 0, data)
 		if err == nil && !slices.Equal(data.IDs[:k.Tokens], r.prompt[:k.Tokens]) {
-			err = fmt.Errorf("stored token ids differ from the prompt's: %w", fpga.ErrCorrupt)
+			err = fmt.Errorf("stored token ids differ from the prompt's: %w", kvstore.ErrCorrupt)
 		}
 		if err != nil {
 			s.dropStored(k, r.sess, err)
@@ -107,11 +107,11 @@ func (s *System) readImport(r *request) bool {
 
 // dropStored counts a failed read and deletes the object it failed on; a
 // session whose own version is gone exports in full next time.
-func (s *System) dropStored(k fpga.Key, sess *session, err error) {
+func (s *System) dropStored(k kvstore.Key, sess *session, err error) {
 	switch {
-	case errors.Is(err, fpga.ErrCorrupt):
+	case errors.Is(err, kvstore.ErrCorrupt):
 		s.fn.counts.CorruptDetected++
-	case errors.Is(err, fpga.ErrNotStored):
+	case errors.Is(err, kvstore.ErrNotStored):
 		s.fn.counts.Unreadable++
 	default:
 		s.check(err)
@@ -119,7 +119,7 @@ func (s *System) dropStored(k fpga.Key, sess *session, err error) {
 	}
 	_, derr := s.fn.Dir.Delete(s.eng.Now(), k)
 	s.check(derr)
-	if s.cfg.Scheme == fpga.SchemePatent {
+	if s.cfg.Scheme == kvstore.SchemePatent {
 		sess.exported, sess.storedTokens = nil, 0
 	}
 }
@@ -176,10 +176,10 @@ func (s *System) writeExport(t *exportTask) {
 	if f.Contents == nil || t.result.Err != nil {
 		return
 	}
-	data := &fpga.KVData{IDs: t.ids, K: t.kv.K, V: t.kv.V}
+	data := &kvstore.KVData{IDs: t.ids, K: t.kv.K, V: t.kv.V}
 	for _, w := range t.result.Export.Written {
 		err := f.Contents.Write(w, data)
-		if errors.Is(err, fpga.ErrNotStored) {
+		if errors.Is(err, kvstore.ErrNotStored) {
 			continue // evicted before its bytes landed
 		}
 		s.check(err)

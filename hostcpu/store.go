@@ -1,6 +1,7 @@
 package hostcpu
 
 import (
+	"github.com/kvcosim/kvcosim/kvstore"
 	"strconv"
 
 	"github.com/kvcosim/kvcosim/fpga"
@@ -28,7 +29,7 @@ func (s *System) query(slot int) {
 	if s.cfg.Design == FPGAStore {
 		q := fpga.QueryRequest{Session: r.sess.id, TokenBytes: 4 * r.sess.historyLen,
 			Reply: fpga.Reply{To: queryReplies{s}, Arg: int64(slot)}}
-		if s.cfg.Scheme == fpga.SchemeBlock {
+		if s.cfg.Scheme == kvstore.SchemeBlock {
 			q.Blocks, q.TokenBytes = r.blockKeys, 4*r.promptLen
 			if len(r.sess.plan.Turns[r.sess.turn].BlockKeys) > 0 {
 				q.TokenBytes = 0 // the trace gives the keys: nothing to hash
@@ -45,7 +46,7 @@ func (s *System) query(slot int) {
 	now := s.eng.Now()
 	var hops, buckets int
 	var hashed int64
-	if s.cfg.Scheme == fpga.SchemeBlock {
+	if s.cfg.Scheme == kvstore.SchemeBlock {
 		matched, h, err := s.dir.LookupPrefix(now, r.blockKeys)
 		s.check(err)
 		r.found = fpga.Result{MatchedBlocks: matched, Hops: h}
@@ -82,7 +83,7 @@ func (s *System) queried(slot int) {
 	r.rec.QueryTime = now - r.stageStart
 	r.stageStart = now
 	var reused int64
-	if s.cfg.Scheme == fpga.SchemeBlock {
+	if s.cfg.Scheme == kvstore.SchemeBlock {
 		reused = min(int64(res.MatchedBlocks)*s.cfg.BlockTokens, r.promptLen)
 		r.rec.Hit = res.MatchedBlocks > 0
 	} else if res.Hit {

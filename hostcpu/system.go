@@ -3,6 +3,7 @@ package hostcpu
 import (
 	"cmp"
 	"fmt"
+	"github.com/kvcosim/kvcosim/kvstore"
 	"slices"
 
 	"github.com/kvcosim/kvcosim/accel"
@@ -39,7 +40,7 @@ type session struct {
 	exportAgain bool
 	// exported is the last stored patent key; heldBlocks the block keys
 	// the session has stored; storedTokens the tokens of that version.
-	exported     *fpga.Key
+	exported     *kvstore.Key
 	heldBlocks   int
 	storedTokens int64
 	lastNode     int
@@ -56,7 +57,7 @@ type request struct {
 	node        int
 	prompt      []uint32 // history and new tokens (nil when tokenless)
 	promptLen   int64
-	blockKeys   []fpga.Key
+	blockKeys   []kvstore.Key
 	prefillLeft int64
 	outputLeft  int64
 	context     int64
@@ -66,7 +67,7 @@ type request struct {
 	// found is the store lookup's result; reads are the extents of a hit
 	// (design cpu; the FPGA imports them itself)
 	found         fpga.Result
-	reads         []fpga.Extent
+	reads         []kvstore.Extent
 	pendingImport int
 	record        int // index in System.records
 	// kv is functional mode's imported cache; gen the turn's generation
@@ -79,7 +80,7 @@ type System struct {
 	eng      *sim.Engine
 	cfg      Config
 	nodes    []*nodeState
-	dir      *fpga.Directory // the store's index (design cpu; the FPGAs share theirs)
+	dir      *kvstore.Directory // the store's index (design cpu; the FPGAs share theirs)
 	route    *sim.Stream
 	sessions []*session
 	reqs     sim.Slots[request]
@@ -111,7 +112,7 @@ const (
 
 // NewSystem builds the CPU side over the nodes' hardware. dir is the
 // store's index for design cpu (nil otherwise).
-func NewSystem(eng *sim.Engine, cfg Config, nodes []Node, dir *fpga.Directory, w *workloads.Workload, streams sim.Streams) (*System, error) {
+func NewSystem(eng *sim.Engine, cfg Config, nodes []Node, dir *kvstore.Directory, w *workloads.Workload, streams sim.Streams) (*System, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -218,7 +219,7 @@ func (s *System) arrive(sess *session) {
 	r := request{sess: sess, node: node, prompt: prompt, promptLen: promptLen, stageStart: now, record: len(s.records)}
 	r.rec = Record{ID: int64(len(s.records)), Session: sess.id, Turn: sess.turn, Node: node, Arrival: now,
 		PromptTokens: promptLen, OutputTokens: turn.OutputCount}
-	if s.cfg.Scheme == fpga.SchemeBlock {
+	if s.cfg.Scheme == kvstore.SchemeBlock {
 		r.blockKeys = s.blockKeys(sess, prompt, promptLen)
 	}
 	s.records = append(s.records, Record{})
@@ -229,9 +230,9 @@ func (s *System) arrive(sess *session) {
 }
 
 // blockKeys are the prompt's block keys: from the trace, or hashed.
-func (s *System) blockKeys(sess *session, prompt []uint32, promptLen int64) []fpga.Key {
+func (s *System) blockKeys(sess *session, prompt []uint32, promptLen int64) []kvstore.Key {
 	if ids := sess.plan.Turns[sess.turn].BlockKeys; len(ids) > 0 {
-		return fpga.TraceBlockKeys(ids, int(s.cfg.BlockTokens), promptLen)
+		return kvstore.TraceBlockKeys(ids, int(s.cfg.BlockTokens), promptLen)
 	}
 	return s.hashedBlocks(sess, prompt, promptLen)
 }
@@ -264,7 +265,7 @@ func (s *System) decide(slot int) {
 	}
 	first := sess.historyLen == 0
 	switch {
-	case first && !(s.storing() && s.cfg.Scheme == fpga.SchemeBlock):
+	case first && !(s.storing() && s.cfg.Scheme == kvstore.SchemeBlock):
 		s.decided(r, FirstTokens)
 		s.enqueue(slot)
 	case sess.resident == r.node:

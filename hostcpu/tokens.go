@@ -1,7 +1,7 @@
 package hostcpu
 
 import (
-	"github.com/kvcosim/kvcosim/fpga"
+	"github.com/kvcosim/kvcosim/kvstore"
 	"github.com/kvcosim/kvcosim/workloads"
 )
 
@@ -38,26 +38,26 @@ const (
 // hash engine's XXH64 over (what, session id, value).
 func (s *System) standIn(sess *session, what uint32, value int64) uint64 {
 	id := uint64(sess.id)
-	return fpga.HashTokens(s.cfg.HashSeed, []uint32{what, uint32(id), uint32(id >> 32), uint32(value), uint32(uint64(value) >> 32)})
+	return kvstore.HashTokens(s.cfg.HashSeed, []uint32{what, uint32(id), uint32(id >> 32), uint32(value), uint32(uint64(value) >> 32)})
 }
 
 // patentKey is the patent's key of the session's history.
-func (s *System) patentKey(sess *session) fpga.Key {
+func (s *System) patentKey(sess *session) kvstore.Key {
 	if sess.tokenless {
-		return fpga.Key{Tokens: sess.historyLen, Hash: s.standIn(sess, standInHistory, sess.historyLen)}
+		return kvstore.Key{Tokens: sess.historyLen, Hash: s.standIn(sess, standInHistory, sess.historyLen)}
 	}
-	return fpga.PatentKey(s.cfg.HashSeed, sess.history)
+	return kvstore.PatentKey(s.cfg.HashSeed, sess.history)
 }
 
 // hashedBlocks are the block keys of the whole blocks of a prompt or
 // history of n tokens (ids, or nil for a token-less session).
-func (s *System) hashedBlocks(sess *session, ids []uint32, n int64) []fpga.Key {
+func (s *System) hashedBlocks(sess *session, ids []uint32, n int64) []kvstore.Key {
 	if !sess.tokenless {
-		return fpga.BlockKeys(s.cfg.HashSeed, ids, int(s.cfg.BlockTokens))
+		return kvstore.BlockKeys(s.cfg.HashSeed, ids, int(s.cfg.BlockTokens))
 	}
 	chain := make([]uint64, n/s.cfg.BlockTokens)
 	for i := range chain {
 		chain[i] = s.standIn(sess, standInBlock, int64(i))
 	}
-	return fpga.TraceBlockKeys(chain, int(s.cfg.BlockTokens), n)
+	return kvstore.TraceBlockKeys(chain, int(s.cfg.BlockTokens), n)
 }

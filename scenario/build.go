@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"github.com/kvcosim/kvcosim/kvstore"
 	"time"
 
 	"github.com/kvcosim/kvcosim/accel"
@@ -22,7 +23,7 @@ type Run struct {
 	skippedLines int
 	nodes        []*builtNode
 	ssd          *memory.SSD
-	dir          *fpga.Directory
+	dir          *kvstore.Directory
 	streams      sim.Streams
 }
 
@@ -60,7 +61,7 @@ func (r *Run) buildWorkload(streams sim.Streams) (*workloads.Workload, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workload.path: %w", err)
 	}
-	if bs := r.l.resolved.host.BlockTokens; t.BlockTokens > 0 && r.l.resolved.host.Scheme == fpga.SchemeBlock && bs != t.BlockTokens {
+	if bs := r.l.resolved.host.BlockTokens; t.BlockTokens > 0 && r.l.resolved.host.Scheme == kvstore.SchemeBlock && bs != t.BlockTokens {
 		return nil, fmt.Errorf("fpga.block_tokens = %d: the %s trace's block keys are %d-token blocks", bs, lw.Kind, t.BlockTokens)
 	}
 	r.skippedLines = t.SkippedLines
@@ -83,7 +84,7 @@ func Build(l *Loaded) (*Run, error) {
 		return nil, err
 	}
 	if rs.host.Design != hostcpu.Recompute {
-		if r.dir, err = fpga.NewDirectory(rs.fpga.Directory); err != nil {
+		if r.dir, err = kvstore.NewDirectory(rs.fpga.Directory); err != nil {
 			return nil, err
 		}
 	}
@@ -96,7 +97,7 @@ func Build(l *Loaded) (*Run, error) {
 		r.nodes = append(r.nodes, n)
 		parts = append(parts, hn)
 	}
-	var cpuDir *fpga.Directory
+	var cpuDir *kvstore.Directory
 	if rs.host.Design == hostcpu.CPUStore {
 		cpuDir = r.dir
 	}
@@ -246,7 +247,7 @@ func (r *Run) AddSpanSink(s sim.Sink) { r.eng.Trace().AddSink(s) }
 
 // ObserveStore calls f with the store directory's levels after each of
 // its operations (never, without a store).
-func (r *Run) ObserveStore(f func(now sim.Time, l fpga.Levels)) {
+func (r *Run) ObserveStore(f func(now sim.Time, l kvstore.Levels)) {
 	if r.dir != nil {
 		r.dir.Observe(f)
 	}

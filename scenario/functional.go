@@ -1,12 +1,12 @@
 package scenario
 
 import (
+	"github.com/kvcosim/kvcosim/kvstore"
 	"strings"
 
 	"github.com/kvcosim/kvcosim/accel"
 	"github.com/kvcosim/kvcosim/accel/kernels"
 	"github.com/kvcosim/kvcosim/accel/tinylm"
-	"github.com/kvcosim/kvcosim/fpga"
 	"github.com/kvcosim/kvcosim/hostcpu"
 )
 
@@ -79,7 +79,7 @@ func (r *Run) buildFunctional(f *functionalConfig) error {
 		if err != nil {
 			return err
 		}
-		if fn.Contents, err = fpga.NewContents(r.dir, store); err != nil {
+		if fn.Contents, err = kvstore.NewContents(r.dir, store); err != nil {
 			return err
 		}
 	}

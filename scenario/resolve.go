@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"github.com/kvcosim/kvcosim/kvstore"
 	"math"
 	"strconv"
 	"strings"
@@ -194,22 +195,22 @@ func (r *resolver) resolveStorage(sc *Scenario, out *resolved) {
 
 func (r *resolver) resolveFPGA(sc *Scenario, out *resolved) {
 	f := sc.FPGA
-	scheme := fpga.Scheme(r.oneOf("fpga.hashing", f.Hashing, "patent", "block"))
+	scheme := kvstore.Scheme(r.oneOf("fpga.hashing", f.Hashing, "patent", "block"))
 	out.host.Scheme = scheme
 	r.intIn("fpga.block_tokens", int64(f.BlockTokens), 1, 1<<20)
 	out.host.BlockTokens = int64(f.BlockTokens)
-	bucketsLog2, err := fpga.BucketsLog2(f.Buckets)
+	bucketsLog2, err := kvstore.BucketsLog2(f.Buckets)
 	r.check("fpga.buckets", err)
 	r.intIn("fpga.region_mib", f.RegionMiB, 1, 1<<14)
 	region := f.RegionMiB << 20
 	storage, unlimited := r.capacity(sc.Storage.Capacity, region)
-	layout, err := fpga.ParseLayout(f.Layout)
+	layout, err := kvstore.ParseLayout(f.Layout)
 	r.check("fpga.layout", err)
 	placement, err := fpga.ParsePlacement(f.Placement)
 	r.check("fpga.placement", err)
-	mode := fpga.ExportMode(r.oneOf("fpga.export_mode", f.ExportMode, "full", "delta"))
+	mode := kvstore.ExportMode(r.oneOf("fpga.export_mode", f.ExportMode, "full", "delta"))
 	out.host.ExportMode = mode
-	policy := fpga.AllocPolicy(r.oneOf("fpga.alloc_policy", f.AllocPolicy, "fifo1-first", "fifo2-first", "proportional"))
+	policy := kvstore.AllocPolicy(r.oneOf("fpga.alloc_policy", f.AllocPolicy, "fifo1-first", "fifo2-first", "proportional"))
 	supersede := r.oneOf("fpga.supersede", f.Supersede, "delete", "keep") == 0
 	out.exchangeAcc = r.oneOf("fpga.exchange", f.Exchange, "fpga-hbm", "accelerator") == 1
 	r.floatIn("fpga.clock_mhz", f.ClockMHz, 1, 5000)
@@ -222,10 +223,10 @@ func (r *resolver) resolveFPGA(sc *Scenario, out *resolved) {
 	}
 	m := out.node.Model
 	k, v := m.KVWidth()
-	dir := fpga.DirectoryConfig{Scheme: scheme, BlockTokens: int64(f.BlockTokens), BucketsLog2: bucketsLog2, RegionBytes: region,
+	dir := kvstore.DirectoryConfig{Scheme: scheme, BlockTokens: int64(f.BlockTokens), BucketsLog2: bucketsLog2, RegionBytes: region,
 		StorageBytes: storage, FreeDelay: r.duration("fpga.free_delay", f.FreeDelay), Policy: policy, DeleteSuperseded: supersede,
 		TTL: r.duration("fpga.ttl", f.TTL), Layout: layout, Mode: mode,
-		Shape: fpga.KVShape{Layers: m.Layers, KWidth: k, VWidth: v, ElemBytes: int(out.node.KVDType.Bytes())}, CheckInvariants: f.CheckInvariants}
+		Shape: kvstore.KVShape{Layers: m.Layers, KWidth: k, VWidth: v, ElemBytes: int(out.node.KVDType.Bytes())}, CheckInvariants: f.CheckInvariants}
 	if out.functional != nil {
 		dir.Shape.ElemBytes = 4 // tinylm's float32
 	}

@@ -2,11 +2,11 @@ package main
 
 import (
 	"fmt"
+	"github.com/kvcosim/kvcosim/kvstore"
 	"os"
 	"path/filepath"
 	"sync"
 
-	"github.com/kvcosim/kvcosim/fpga"
 	"github.com/kvcosim/kvcosim/reports"
 	"github.com/kvcosim/kvcosim/scenario"
 	"github.com/kvcosim/kvcosim/sim"
@@ -36,7 +36,7 @@ type pointResult struct {
 // levelSample is the store's levels at a time.
 type levelSample struct {
 	at sim.Time
-	l  fpga.Levels
+	l  kvstore.Levels
 }
 
 // stageSink keeps the request stages' spans (the CPU, FPGA, storage and
@@ -94,7 +94,7 @@ func runPoint(base string, p point) pointResult {
 	var sink stageSink
 	if p.observe {
 		run.AddSpanSink(&sink)
-		run.ObserveStore(func(now sim.Time, lv fpga.Levels) {
+		run.ObserveStore(func(now sim.Time, lv kvstore.Levels) {
 			if n := len(res.levels); n == 0 || res.levels[n-1].l != lv {
 				res.levels = append(res.levels, levelSample{now, lv})
 			}

@@ -2,10 +2,10 @@ package main
 
 import (
 	"fmt"
+	"github.com/kvcosim/kvcosim/kvstore"
 	"os"
 	"strings"
 
-	"github.com/kvcosim/kvcosim/fpga"
 	"github.com/kvcosim/kvcosim/reports"
 	"github.com/kvcosim/kvcosim/scenario"
 	"github.com/kvcosim/kvcosim/sim"
@@ -81,7 +81,7 @@ func (o *traceOptions) attach(run *scenario.Run, storageName string) (*traceExpo
 	}
 	if o.vcd != "" {
 		x.vcd = reports.NewVCD()
-		run.ObserveStore(func(now sim.Time, l fpga.Levels) {
+		run.ObserveStore(func(now sim.Time, l kvstore.Levels) {
 			if now >= o.from && now < o.to {
 				x.vcd.Level("fifo1_regions", now, int64(l.FIFO1))
 				x.vcd.Level("fifo2_regions", now, int64(l.FIFO2))

@@ -1,4 +1,4 @@
-package fpga
+package kvstore
 
 import "fmt"
 
@@ -11,13 +11,13 @@ type KVShape struct {
 	ElemBytes      int
 }
 
-// tokenIDBytes is the size of a stored token id.
-const tokenIDBytes = 4
+// TokenIDBytes is the size of a stored token id.
+const TokenIDBytes = 4
 
 // BytesPerToken is one token's share of a stored object: its id, and K and
 // V of every layer.
 func (s KVShape) BytesPerToken() int64 {
-	return tokenIDBytes + int64(s.Layers)*int64(s.KWidth+s.VWidth)*int64(s.ElemBytes)
+	return TokenIDBytes + int64(s.Layers)*int64(s.KWidth+s.VWidth)*int64(s.ElemBytes)
 }
 
 // Validate checks the shape.
@@ -82,15 +82,15 @@ func (l Layout) extents(s KVShape, cap, t0, t1 int64) []Extent {
 	case LayoutTokenMajor:
 		add(t0*s.BytesPerToken(), n*s.BytesPerToken())
 	case LayoutLayerMajor:
-		add(t0*tokenIDBytes, n*tokenIDBytes)
+		add(t0*TokenIDBytes, n*TokenIDBytes)
 		for layer := range layers {
-			base := cap*tokenIDBytes + layer*cap*(k+v)
+			base := cap*TokenIDBytes + layer*cap*(k+v)
 			add(base+t0*k, n*k)
 			add(base+cap*k+t0*v, n*v)
 		}
 	default: // claim 9
-		add(t0*tokenIDBytes, n*tokenIDBytes)
-		kBase := cap * tokenIDBytes
+		add(t0*TokenIDBytes, n*TokenIDBytes)
+		kBase := cap * TokenIDBytes
 		vBase := kBase + layers*cap*k
 		if n == cap { // the whole segment: every run joins the next
 			add(kBase, layers*cap*k+layers*int64(s.VWidth)*cap*e)

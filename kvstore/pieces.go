@@ -1,4 +1,4 @@
-package fpga
+package kvstore
 
 // Piece is a run of an object's tokens that lies in one segment, for
 // functional mode: the segment's first token and capacity, the tokens

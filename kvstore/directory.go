@@ -1,4 +1,4 @@
-package fpga
+package kvstore
 
 import (
 	"fmt"
@@ -223,6 +223,13 @@ func (q *fifo1Queue) Pop() (int32, bool) {
 
 // bucketOf is the hash address of a hash value (claim 4).
 func (d *Directory) bucketOf(h uint64) int32 { return int32(h & uint64(len(d.buckets)-1)) }
+
+// Bucket is the hash address of a hash value (claim 4): the bucket of the
+// address-mapping table that a timed engine reads for it.
+func (d *Directory) Bucket(h uint64) int32 { return d.bucketOf(h) }
+
+// Buckets is the number of buckets of the address-mapping table.
+func (d *Directory) Buckets() int { return len(d.buckets) }
 
 // find walks the bucket's chain through next pointers; it returns the link
 // with the key (or none) and the number of links visited.

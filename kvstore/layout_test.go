@@ -1,4 +1,4 @@
-package fpga
+package kvstore
 
 import (
 	"testing"

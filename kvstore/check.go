@@ -1,4 +1,4 @@
-package fpga
+package kvstore
 
 import (
 	"fmt"
@@ -98,3 +98,8 @@ func (d *Directory) Check(now sim.Time, op string) error {
 type InvariantError struct{ msg string }
 
 func (e *InvariantError) Error() string { return e.msg }
+
+// InjectStateFault marks region r free in FIFO 2 without taking it from
+// the object that holds it: a fault for checking that the invariant check,
+// and the engine that runs it, stop the simulation and name the region.
+func (d *Directory) InjectStateFault(r int32) { d.regionState[r] = inFIFO2 }

@@ -1,4 +1,4 @@
-package fpga
+package kvstore
 
 import (
 	"encoding/binary"
@@ -45,17 +45,17 @@ func (o offsets) id(i int64) int64 {
 	if o.l == LayoutTokenMajor {
 		return i * o.s.BytesPerToken()
 	}
-	return i * tokenIDBytes
+	return i * TokenIDBytes
 }
 
 func (o offsets) kRow(layer, i int64) int64 {
 	switch o.l {
 	case LayoutTokenMajor:
-		return i*o.s.BytesPerToken() + tokenIDBytes + layer*(o.k+o.v)
+		return i*o.s.BytesPerToken() + TokenIDBytes + layer*(o.k+o.v)
 	case LayoutLayerMajor:
-		return o.cap*tokenIDBytes + layer*o.cap*(o.k+o.v) + i*o.k
+		return o.cap*TokenIDBytes + layer*o.cap*(o.k+o.v) + i*o.k
 	}
-	return o.cap*tokenIDBytes + (layer*o.cap+i)*o.k
+	return o.cap*TokenIDBytes + (layer*o.cap+i)*o.k
 }
 
 func (o offsets) vElem(layer, col, i int64) int64 {
@@ -63,9 +63,9 @@ func (o offsets) vElem(layer, col, i int64) int64 {
 	case LayoutTokenMajor:
 		return o.kRow(layer, i) + o.k + col*4
 	case LayoutLayerMajor:
-		return o.cap*tokenIDBytes + layer*o.cap*(o.k+o.v) + o.cap*o.k + i*o.v + col*4
+		return o.cap*TokenIDBytes + layer*o.cap*(o.k+o.v) + o.cap*o.k + i*o.v + col*4
 	}
-	vBase := o.cap*tokenIDBytes + int64(o.s.Layers)*o.cap*o.k
+	vBase := o.cap*TokenIDBytes + int64(o.s.Layers)*o.cap*o.k
 	return vBase + ((layer*int64(o.s.VWidth)+col)*o.cap+i)*4
 }
 

@@ -1,4 +1,4 @@
-package fpga
+package kvstore
 
 // arena stores values in fixed-size chunks addressed by int32 ids, reusing
 // freed ids. Chunks never move, so growth wastes no capacity and pointers
