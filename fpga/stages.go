@@ -130,20 +130,10 @@ func (e *Engine) queryStages() []stage {
 		{"dma-tokens", dmaTokens},
 		{"hash", hashTokens},
 		{"bucket-read", func(e *Engine, t *task, slot int32) int64 {
-			now := e.eng.Now()
-			if e.cfg.Directory.Scheme == kvstore.SchemeBlock {
-				matched, hops, err := e.dir.LookupPrefix(now, t.query.Blocks)
-				e.record(t, err)
-				t.out.MatchedBlocks, t.hops = matched, hops
-				t.bucketReads = min(matched+1, len(t.query.Blocks))
-				t.reads = e.dir.PrefixExtents(t.query.Blocks[:matched])
-			} else {
-				r, err := e.dir.Lookup(now, t.query.Key)
-				e.record(t, err)
-				t.out.Hit, t.hops, t.bucketReads = r.Hit, r.Hops, 1
-				t.reads = e.dir.ReadExtents(r)
-			}
-			t.out.Hops = t.hops
+			f, err := e.dir.Find(e.eng.Now(), kvstore.Object{Key: t.query.Key, Blocks: t.query.Blocks})
+			e.record(t, err)
+			t.out.Hit, t.out.MatchedBlocks, t.out.Hops = f.Hit, f.MatchedBlocks, f.Hops
+			t.hops, t.bucketReads, t.reads = f.Hops, f.BucketReads, f.Extents
 			return e.table(slot, e.bucketAddr(e.queryKey(t)), e.cfg.BucketBytes, t.bucketReads, false)
 		}},
 		{"chain-walk", func(e *Engine, t *task, slot int32) int64 {
@@ -173,13 +163,9 @@ func (e *Engine) exportStages() []stage {
 		{"exchange-read", func(e *Engine, t *task, slot int32) int64 {
 			now := e.eng.Now()
 			freed := e.dir.Stats().RegionsFreed
-			var res kvstore.ExportResult
-			var err error
-			if e.cfg.Directory.Scheme == kvstore.SchemeBlock {
-				res, err = e.dir.ExportBlocks(now, t.exp.Blocks, t.exp.HeldBlocks)
-				t.bucketReads = len(t.exp.Blocks)
-			} else {
-				res, err = e.dir.Export(now, t.exp.Key, t.exp.Prev)
+			res, err := e.dir.Save(now, kvstore.Object{Key: t.exp.Key, Prev: t.exp.Prev, Blocks: t.exp.Blocks, Held: t.exp.HeldBlocks})
+			t.bucketReads = len(t.exp.Blocks)
+			if e.cfg.Directory.Scheme == kvstore.SchemePatent {
 				t.bucketReads = 1 + map[bool]int{true: 1}[t.exp.Prev != nil]
 			}
 			e.record(t, err)

@@ -16,34 +16,6 @@ import (
 	"github.com/kvcosim/kvcosim/sim"
 )
 
-// Design is how KV caches outlive the accelerator's memory.
-type Design int
-
-const (
-	// Recompute keeps no external store: an evicted session recomputes.
-	Recompute Design = iota
-	// CPUStore is the software baseline (CachedAttention, LMCache): the CPU
-	// hashes and walks the tables in host DRAM, and KV moves through host
-	// bounce buffers.
-	CPUStore
-	// FPGAStore is the patent's design.
-	FPGAStore
-)
-
-var designNames = []string{"recompute", "cpu", "fpga"}
-
-func (d Design) String() string { return designNames[d] }
-
-// ParseDesign reads a design name.
-func ParseDesign(s string) (Design, error) {
-	for i, n := range designNames {
-		if n == s {
-			return Design(i), nil
-		}
-	}
-	return 0, fmt.Errorf("unknown design %q: valid designs are recompute, cpu, fpga", s)
-}
-
 // ExportPolicy is when a session's KV cache is written to the store.
 type ExportPolicy int
 

@@ -11,19 +11,21 @@ import (
 )
 
 func validConfig() Config {
-	return Config{Design: FPGAStore, CPUCores: 4, RequestOverhead: sim.Microsecond, CPUHashBandwidth: sim.GBps,
+	fpga, _ := ParseDesign("fpga")
+	return Config{Design: fpga, CPUCores: 4, RequestOverhead: sim.Microsecond, CPUHashBandwidth: sim.GBps,
 		MaxBatch: 8, TokenBudget: 512, KVBytesPerToken: 100, BlockTokens: 16}
 }
 
 func TestParseDesign(t *testing.T) {
-	for i, name := range []string{"recompute", "cpu", "fpga"} {
+	assert.Equal(t, []string{"recompute", "cpu", "fpga"}, DesignNames())
+	for _, name := range DesignNames() {
 		d, err := ParseDesign(name)
 		require.NoError(t, err)
-		assert.Equal(t, Design(i), d)
 		assert.Equal(t, name, d.String())
+		assert.NotNil(t, d.newStore, name)
 	}
 	_, err := ParseDesign("tpu")
-	assert.EqualError(t, err, `unknown design "tpu": valid designs are recompute, cpu, fpga`)
+	assert.EqualError(t, err, `"tpu" is not allowed (allowed: recompute, cpu, fpga)`)
 }
 
 func TestConfigRejects(t *testing.T) {

@@ -6,7 +6,6 @@ import (
 	"strconv"
 
 	"github.com/kvcosim/kvcosim/accel/tinylm"
-	"github.com/kvcosim/kvcosim/fpga"
 	"github.com/kvcosim/kvcosim/sim"
 )
 
@@ -21,7 +20,7 @@ type exportTask struct {
 	pending int
 	key     kvstore.Key
 	blocks  []kvstore.Key
-	result  fpga.Result
+	result  exportOutcome
 	bytes   int64
 	// kv and ids are functional mode's snapshot of what is stored
 	kv  *tinylm.Cache
@@ -66,30 +65,18 @@ func (s *System) traceKeys(sess *session) []kvstore.Key {
 }
 
 // exportStep advances an export: move the KV off the accelerator, then
-// store it (the FPGA engine, or the CPU's hashing, tables and writes).
+// store it; the parts of the store's work count down.
 func (s *System) exportStep(id int) {
 	t := s.exports.At(id)
-	n := s.nodes[t.node]
 	t.phase++
 	switch {
-	case t.phase == 1 && s.cfg.Design == FPGAStore:
-		var hops []hop
-		if n.P2PFromGPU != nil {
-			hops = []hop{{link: n.P2PFromGPU}}
-		}
-		s.moveExtent(id, hops, t.bytes, opExportStep)
 	case t.phase == 1:
-		s.moveExtent(id, []hop{{link: n.FromGPU}, {dev: n.HostMemory, write: true}}, t.bytes, opExportStep)
-	case t.phase == 2 && s.cfg.Design == FPGAStore:
-		x := fpga.ExportRequest{Session: t.sess.id, Reply: fpga.Reply{To: exportReplies{s}, Arg: int64(id)}}
-		if s.cfg.Scheme == kvstore.SchemeBlock {
-			x.Blocks, x.HeldBlocks, x.TokenBytes = t.blocks, t.sess.heldBlocks, 4*t.sess.historyLen
-		} else {
-			x.Key, x.Prev, x.TokenBytes = t.key, t.sess.exported, 4*t.sess.historyLen
-		}
-		n.FPGA.Export(x)
+		s.store.Offload(id)
 	case t.phase == 2:
-		s.cpuExport(id, t, n)
+		t.pending = s.store.Save(id)
+		if t.pending == 0 {
+			s.exported(id)
+		}
 	case t.phase == 3 && t.pending > 1:
 		t.pending--
 		t.phase--
@@ -98,40 +85,16 @@ func (s *System) exportStep(id int) {
 	}
 }
 
-// exportReplies takes the FPGA engine's export results back to their
-// exports.
-type exportReplies struct{ s *System }
-
-// Receive keeps the result with its export and goes on.
-func (x exportReplies) Receive(id int64, res fpga.Result) {
-	x.s.exports.At(int(id)).result = res
-	x.s.exportStep(int(id))
+// object is what the export stores: the session's new patent key (and its
+// previous version), or its block keys.
+func (t *exportTask) object() kvstore.Object {
+	return kvstore.Object{Key: t.key, Prev: t.sess.exported, Blocks: t.blocks, Held: t.sess.heldBlocks}
 }
 
-// cpuExport stores the KV with the CPU: the directory update at once, a
-// core for hashing and table walks, then the storage writes.
-func (s *System) cpuExport(id int, t *exportTask, n *nodeState) {
-	now := s.eng.Now()
-	var res kvstore.ExportResult
-	var err error
-	if s.cfg.Scheme == kvstore.SchemeBlock {
-		res, err = s.dir.ExportBlocks(now, t.blocks, t.sess.heldBlocks)
-	} else {
-		res, err = s.dir.Export(now, t.key, t.sess.exported)
-	}
-	t.result = fpga.Result{Export: res, Err: err}
-	if _, bad := err.(*kvstore.InvariantError); bad {
-		s.check(err)
-	}
-	service := s.cfg.CPUHashBandwidth.TransferTime(4*t.sess.historyLen) +
-		sim.Time(res.Hops+3*res.Inserted+2*res.Superseded+1)*s.cfg.HostAccessLatency
-	// one core's work and the writes run together; each completion comes
-	// back as phase 3 and counts down
-	t.pending = len(res.Writes) + 1
-	n.cpu.Submit(sim.Job{Service: service, Done: sim.Event{Handler: s, Op: opExportStep, Arg: int64(id)}})
-	for _, w := range res.Writes {
-		s.moveExtent(id, []hop{{dev: n.HostMemory}, {dev: n.Storage, addr: w.Addr, write: true}}, w.Bytes, opExportStep)
-	}
+// exportOutcome is what the store did with an export.
+type exportOutcome struct {
+	Export kvstore.ExportResult
+	Err    error
 }
 
 // exported ends an export: the session's stored version is now its
@@ -161,7 +124,7 @@ func (s *System) exported(id int) {
 		if len(x.Writes) > 0 {
 			first = fmt.Sprintf("%#x", x.Writes[0].Addr)
 		}
-		s.span(t.node, s.storePart(), "export", sess.id, s.records[t.record].Turn, t.started, t.bytes,
+		s.span(t.node, s.store.Part(), "export", sess.id, s.records[t.record].Turn, t.started, t.bytes,
 			"regions", strconv.Itoa(x.Regions), "inserted", strconv.Itoa(x.Inserted), "superseded", strconv.Itoa(x.Superseded),
 			"evicted", strconv.Itoa(x.Evicted), "first_address", first)
 		s.records[t.record].Export = s.eng.Now() - t.started

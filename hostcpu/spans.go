@@ -32,11 +32,3 @@ func (s *System) span(n int, part, op string, sess int64, turn int, start sim.Ti
 	tr.Emit(sim.Span{Component: fmt.Sprintf("node%d.%s", n, part), Operation: op, ID: sess, Start: start, End: s.eng.Now(),
 		Bytes: bytes, Attrs: attrs})
 }
-
-// storePart is where the design's query and export run.
-func (s *System) storePart() string {
-	if s.cfg.Design == FPGAStore {
-		return partFPGA
-	}
-	return partCPU
-}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/kvcosim/kvcosim/accel"
 	"github.com/kvcosim/kvcosim/accel/tinylm"
-	"github.com/kvcosim/kvcosim/fpga"
 	"github.com/kvcosim/kvcosim/sim"
 	"github.com/kvcosim/kvcosim/workloads"
 )
@@ -64,10 +63,9 @@ type request struct {
 	stageStart  sim.Time
 	admitted    sim.Time
 	firstToken  sim.Time
-	// found is the store lookup's result; reads are the extents of a hit
-	// (design cpu; the FPGA imports them itself)
-	found         fpga.Result
-	reads         []kvstore.Extent
+	// found is the store lookup's outcome (and, design cpu, the extents
+	// to read; the FPGA imports them itself)
+	found         kvstore.Found
 	pendingImport int
 	record        int // index in System.records
 	// kv is functional mode's imported cache; gen the turn's generation
@@ -81,6 +79,7 @@ type System struct {
 	cfg      Config
 	nodes    []*nodeState
 	dir      *kvstore.Directory // the store's index (design cpu; the FPGAs share theirs)
+	store    Store
 	route    *sim.Stream
 	sessions []*session
 	reqs     sim.Slots[request]
@@ -121,6 +120,7 @@ func NewSystem(eng *sim.Engine, cfg Config, nodes []Node, dir *kvstore.Directory
 	}
 	s := &System{eng: eng, cfg: cfg, dir: dir, route: streams.Stream("hostcpu/routing"),
 		counts: Counts{Decisions: map[string]int64{}}}
+	s.store = cfg.Design.newStore(s)
 	for i, n := range nodes {
 		cpu, err := sim.NewServer(eng, fmt.Sprintf("node%d.cpu", i), cfg.CPUCores)
 		if err != nil {
@@ -183,7 +183,7 @@ func (s *System) CPUStats(i int, now sim.Time) sim.ServerStats { return s.nodes[
 func (s *System) Failure() error { return s.failure }
 
 // storing reports whether the design has an external store.
-func (s *System) storing() bool { return s.cfg.Design != Recompute }
+func (s *System) storing() bool { return s.cfg.Design.Stores }
 
 // Handle dispatches the System's events.
 func (s *System) Handle(ev sim.Event) {

@@ -83,7 +83,7 @@ func Build(l *Loaded) (*Run, error) {
 	if r.ssd, err = memory.NewSSD(eng, rs.ssd); err != nil {
 		return nil, err
 	}
-	if rs.host.Design != hostcpu.Recompute {
+	if rs.host.Design.Stores {
 		if r.dir, err = kvstore.NewDirectory(rs.fpga.Directory); err != nil {
 			return nil, err
 		}
@@ -98,8 +98,8 @@ func Build(l *Loaded) (*Run, error) {
 		parts = append(parts, hn)
 	}
 	var cpuDir *kvstore.Directory
-	if rs.host.Design == hostcpu.CPUStore {
-		cpuDir = r.dir
+	if !rs.host.Design.Card {
+		cpuDir = r.dir // the host runs the store itself
 	}
 	if r.sys, err = hostcpu.NewSystem(eng, rs.host, parts, cpuDir, w, streams); err != nil {
 		return nil, err
@@ -153,7 +153,7 @@ func (r *Run) buildNode(i int) (*builtNode, hostcpu.Node, error) {
 		return nil, hostcpu.Node{}, err
 	}
 	hn := hostcpu.Node{Exec: n.exec, KV: kv, HostMemory: n.host, ToGPU: n.gpu.HostToCard, FromGPU: n.gpu.CardToHost, Storage: storage}
-	if rs.host.Design == hostcpu.FPGAStore {
+	if rs.host.Design.Card {
 		if err := r.buildFPGA(i, n, &hn, storage); err != nil {
 			return nil, hostcpu.Node{}, err
 		}

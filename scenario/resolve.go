@@ -101,7 +101,9 @@ func (l *Loaded) resolve() (*resolved, error) {
 
 func (r *resolver) resolveSystem(sc *Scenario, out *resolved) {
 	s := sc.System
-	out.host.Design = hostcpu.Design(r.oneOf("system.design", s.Design, "recompute", "cpu", "fpga"))
+	design, err := hostcpu.ParseDesign(s.Design)
+	r.check("system.design", err)
+	out.host.Design = design
 	out.host.Export = hostcpu.ExportPolicy(r.oneOf("system.export", s.Export, "after_turn", "on_evict"))
 	r.intIn("system.nodes", int64(s.Nodes), 1, 1024)
 	out.nodes = s.Nodes

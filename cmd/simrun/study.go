@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"github.com/kvcosim/kvcosim/hostcpu"
 	"io"
 	"math"
 	"os"
@@ -19,7 +20,7 @@ import (
 )
 
 // studyDesigns are the designs the default study compares.
-var studyDesigns = []string{"recompute", "cpu", "fpga"}
+var studyDesigns = hostcpu.DesignNames()
 
 // studyLoads are the offered loads of the study's latency and throughput
 // curves, as multiples of the scenario's arrival rate.

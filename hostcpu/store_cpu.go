@@ -1,0 +1,75 @@
+package hostcpu
+
+import (
+	"github.com/kvcosim/kvcosim/kvstore"
+	"github.com/kvcosim/kvcosim/sim"
+)
+
+// cpuStore is the software baseline (CachedAttention, LMCache): a CPU core
+// hashes the tokens and walks the tables in host DRAM; the KV moves
+// storage -> host memory (a bounce buffer) -> PCIe -> accelerator, and
+// back the same way on export.
+type cpuStore struct{ s *System }
+
+func newCPUStore(s *System) Store { return cpuStore{s} }
+
+// Query looks the object up functionally now, once (its outcome and
+// extents come from the same walk), and charges a core for the hashing
+// and the table walk.
+func (st cpuStore) Query(slot int) {
+	s := st.s
+	r := s.reqs.At(slot)
+	found, err := s.dir.Find(s.eng.Now(), s.queryObject(r))
+	s.check(err)
+	r.found = found
+	hashed := 4 * r.sess.historyLen
+	if s.cfg.Scheme == kvstore.SchemeBlock {
+		hashed = 4 * r.promptLen
+	}
+	service := s.cfg.CPUHashBandwidth.TransferTime(hashed) + sim.Time(found.Hops+found.BucketReads)*s.cfg.HostAccessLatency
+	s.nodes[r.node].cpu.Submit(sim.Job{Service: service, Done: sim.Event{Handler: s, Op: opQueried, Arg: int64(slot)}})
+}
+
+// Import reads each found extent from storage into host memory and
+// copies it to the accelerator.
+func (st cpuStore) Import(slot int) int {
+	s := st.s
+	r := s.reqs.At(slot)
+	n := s.nodes[r.node]
+	for _, e := range r.found.Extents {
+		s.moveExtent(slot, []hop{{dev: n.Storage, addr: e.Addr}, {dev: n.HostMemory, write: true}, {link: n.ToGPU}}, e.Bytes, opImported)
+	}
+	return len(r.found.Extents)
+}
+
+// Offload copies the KV from the accelerator into host memory.
+func (st cpuStore) Offload(id int) {
+	s := st.s
+	t := s.exports.At(id)
+	n := s.nodes[t.node]
+	s.moveExtent(id, []hop{{link: n.FromGPU}, {dev: n.HostMemory, write: true}}, t.bytes, opExportStep)
+}
+
+// Save updates the directory at once, charges a core for the hashing and
+// table walks and writes the storage; the core's work and the writes run
+// together.
+func (st cpuStore) Save(id int) int {
+	s := st.s
+	t := s.exports.At(id)
+	n := s.nodes[t.node]
+	res, err := s.dir.Save(s.eng.Now(), t.object())
+	t.result = exportOutcome{Export: res, Err: err}
+	if _, bad := err.(*kvstore.InvariantError); bad {
+		s.check(err)
+	}
+	service := s.cfg.CPUHashBandwidth.TransferTime(4*t.sess.historyLen) +
+		sim.Time(res.Hops+3*res.Inserted+2*res.Superseded+1)*s.cfg.HostAccessLatency
+	n.cpu.Submit(sim.Job{Service: service, Done: sim.Event{Handler: s, Op: opExportStep, Arg: int64(id)}})
+	for _, w := range res.Writes {
+		s.moveExtent(id, []hop{{dev: n.HostMemory}, {dev: n.Storage, addr: w.Addr, write: true}}, w.Bytes, opExportStep)
+	}
+	return len(res.Writes) + 1
+}
+
+// Part is the CPU.
+func (cpuStore) Part() string { return partCPU }

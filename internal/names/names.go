@@ -1,0 +1,53 @@
+// Package names gives an enum of small integers its names, in one table
+// that parsing, validation messages and listings all read, so that no
+// layer keeps its own copy of the list or casts a position into a value.
+package names
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Table holds an enum's names in the order of its values.
+type Table[E ~int] struct {
+	what  string
+	names []string
+}
+
+// New makes the table of an enum; what says what its values are ("design",
+// "hashing scheme") in messages.
+func New[E ~int](what string, names ...string) Table[E] {
+	return Table[E]{what: what, names: names}
+}
+
+// Names lists the valid names in the order of their values.
+func (t Table[E]) Names() []string { return append([]string(nil), t.names...) }
+
+// Name is the name of value e.
+func (t Table[E]) Name(e E) string {
+	if int(e) < 0 || int(e) >= len(t.names) {
+		return fmt.Sprintf("%s(%d)", t.what, int(e))
+	}
+	return t.names[e]
+}
+
+// Parse reads a name; an unknown one is an error that lists the valid
+// names.
+func (t Table[E]) Parse(s string) (E, error) {
+	for i, n := range t.names {
+		if n == s {
+			return E(i), nil
+		}
+	}
+	return 0, &UnknownError{What: t.what, Name: s, Valid: t.Names()}
+}
+
+// UnknownError is a name that is not in its table.
+type UnknownError struct {
+	What, Name string
+	Valid      []string
+}
+
+func (e *UnknownError) Error() string {
+	return fmt.Sprintf("%q is not allowed (allowed: %s)", e.Name, strings.Join(e.Valid, ", "))
+}
