@@ -2,6 +2,7 @@ package accel
 
 import (
 	"fmt"
+	"github.com/kvcosim/kvcosim/internal/names"
 
 	"github.com/kvcosim/kvcosim/accel/kernels"
 	"github.com/kvcosim/kvcosim/accel/tinylm"
@@ -23,6 +24,17 @@ const (
 	// beams are chosen.
 	Beam
 )
+
+var decodeKinds = names.New[DecodeKind]("decoding", "greedy", "sample", "beam")
+
+// DecodeKindNames lists the decoding kinds' names.
+func DecodeKindNames() []string { return decodeKinds.Names() }
+
+// ParseDecodeKind reads a decoding kind's name.
+func ParseDecodeKind(name string) (DecodeKind, error) { return decodeKinds.Parse(name) }
+
+// String returns the kind's name.
+func (k DecodeKind) String() string { return decodeKinds.Name(k) }
 
 // Decoding is functional mode's decoding: the kind, top-k and top-p for
 // sampling, the beam count for beam search.

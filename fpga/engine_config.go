@@ -2,6 +2,7 @@ package fpga
 
 import (
 	"fmt"
+	"github.com/kvcosim/kvcosim/internal/names"
 	"github.com/kvcosim/kvcosim/kvstore"
 
 	"github.com/kvcosim/kvcosim/sim"
@@ -21,15 +22,16 @@ const (
 	PlaceURAM
 )
 
-var placementNames = map[string]Placement{"host": PlaceHost, "hbm": PlaceHBM, "uram": PlaceURAM}
+var placements = names.New[Placement]("table placement", "host", "hbm", "uram")
+
+// PlacementNames lists the table placements' names.
+func PlacementNames() []string { return placements.Names() }
 
 // ParsePlacement reads a placement name.
-func ParsePlacement(name string) (Placement, error) {
-	if p, ok := placementNames[name]; ok {
-		return p, nil
-	}
-	return 0, fmt.Errorf("unknown table placement %q: valid placements are hbm, host, uram", name)
-}
+func ParsePlacement(name string) (Placement, error) { return placements.Parse(name) }
+
+// String returns the placement's name.
+func (p Placement) String() string { return placements.Name(p) }
 
 // Config is the FPGA engine's configuration.
 type Config struct {

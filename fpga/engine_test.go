@@ -39,9 +39,9 @@ func TestConfigRejects(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 20, n)
 	_, err = ParsePlacement("disk")
-	assert.ErrorContains(t, err, "valid placements are hbm, host, uram")
+	assert.ErrorContains(t, err, "(allowed: host, hbm, uram)")
 	_, err = kvstore.ParseLayout("row-major")
-	assert.ErrorContains(t, err, "valid layouts are")
+	assert.ErrorContains(t, err, "(allowed: claim9, token-major, layer-major)")
 }
 
 func TestObjectLargerThanTheStoreFailsTheExport(t *testing.T) {

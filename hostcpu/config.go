@@ -7,6 +7,7 @@ package hostcpu
 
 import (
 	"fmt"
+	"github.com/kvcosim/kvcosim/internal/names"
 	"github.com/kvcosim/kvcosim/kvstore"
 	"math"
 
@@ -25,6 +26,17 @@ const (
 	// OnEvict writes back only when the device must drop the session's KV.
 	OnEvict
 )
+
+var exportPolicies = names.New[ExportPolicy]("export policy", "after_turn", "on_evict")
+
+// ExportPolicyNames lists the export policies' names.
+func ExportPolicyNames() []string { return exportPolicies.Names() }
+
+// ParseExportPolicy reads an export policy's name.
+func ParseExportPolicy(name string) (ExportPolicy, error) { return exportPolicies.Parse(name) }
+
+// String returns the policy's name.
+func (p ExportPolicy) String() string { return exportPolicies.Name(p) }
 
 // Config is the CPU side of every node.
 type Config struct {

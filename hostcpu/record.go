@@ -1,6 +1,9 @@
 package hostcpu
 
-import "github.com/kvcosim/kvcosim/sim"
+import (
+	"github.com/kvcosim/kvcosim/internal/names"
+	"github.com/kvcosim/kvcosim/sim"
+)
 
 // Decision is the claim-2 outcome for a request.
 type Decision int
@@ -16,9 +19,13 @@ const (
 	Recomputed
 )
 
-var decisionNames = []string{"first_tokens", "continuation", "query", "recompute"}
+var decisions = names.New[Decision]("decision", "first_tokens", "continuation", "query", "recompute")
 
-func (d Decision) String() string { return decisionNames[d] }
+// DecisionNames lists the claim-2 outcomes' names.
+func DecisionNames() []string { return decisions.Names() }
+
+// String returns the outcome's name.
+func (d Decision) String() string { return decisions.Name(d) }
 
 // Record is what happened to one request; the reports turn it into a row
 // of requests.csv.

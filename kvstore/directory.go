@@ -2,6 +2,7 @@ package kvstore
 
 import (
 	"fmt"
+	"github.com/kvcosim/kvcosim/internal/names"
 
 	"github.com/google/btree"
 
@@ -20,6 +21,17 @@ const (
 	SchemeBlock
 )
 
+var schemes = names.New[Scheme]("hashing scheme", "patent", "block")
+
+// SchemeNames lists the hashing schemes' names.
+func SchemeNames() []string { return schemes.Names() }
+
+// ParseScheme reads a hashing scheme's name.
+func ParseScheme(name string) (Scheme, error) { return schemes.Parse(name) }
+
+// String returns the scheme's name.
+func (s Scheme) String() string { return schemes.Name(s) }
+
 // AllocPolicy chooses between the two free-address FIFOs (claim 10).
 type AllocPolicy int
 
@@ -32,6 +44,17 @@ const (
 	Proportional
 )
 
+var allocPolicies = names.New[AllocPolicy]("alloc policy", "fifo1-first", "fifo2-first", "proportional")
+
+// AllocPolicyNames lists the allocation policies' names.
+func AllocPolicyNames() []string { return allocPolicies.Names() }
+
+// ParseAllocPolicy reads an allocation policy's name.
+func ParseAllocPolicy(name string) (AllocPolicy, error) { return allocPolicies.Parse(name) }
+
+// String returns the policy's name.
+func (p AllocPolicy) String() string { return allocPolicies.Name(p) }
+
 // ExportMode is how an export writes a session's new version.
 type ExportMode int
 
@@ -42,6 +65,17 @@ const (
 	// version's segments (and appending into its last one's spare room).
 	ExportDelta
 )
+
+var exportModes = names.New[ExportMode]("export mode", "full", "delta")
+
+// ExportModeNames lists the export modes' names.
+func ExportModeNames() []string { return exportModes.Names() }
+
+// ParseExportMode reads an export mode's name.
+func ParseExportMode(name string) (ExportMode, error) { return exportModes.Parse(name) }
+
+// String returns the mode's name.
+func (m ExportMode) String() string { return exportModes.Name(m) }
 
 // DirectoryConfig sets up the functional store.
 type DirectoryConfig struct {

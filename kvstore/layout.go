@@ -1,6 +1,9 @@
 package kvstore
 
-import "fmt"
+import (
+	"fmt"
+	"github.com/kvcosim/kvcosim/internal/names"
+)
 
 // KVShape is what the storage layout needs of a model: per token and layer,
 // KWidth elements of K and VWidth of V (kv_heads x head_dim each; an MLA
@@ -41,15 +44,16 @@ const (
 	LayoutLayerMajor
 )
 
-var layoutNames = map[string]Layout{"claim9": LayoutClaim9, "token-major": LayoutTokenMajor, "layer-major": LayoutLayerMajor}
+var layouts = names.New[Layout]("layout", "claim9", "token-major", "layer-major")
+
+// LayoutNames lists the layouts' names.
+func LayoutNames() []string { return layouts.Names() }
 
 // ParseLayout reads a layout name.
-func ParseLayout(name string) (Layout, error) {
-	if l, ok := layoutNames[name]; ok {
-		return l, nil
-	}
-	return 0, fmt.Errorf("unknown layout %q: valid layouts are claim9, layer-major, token-major", name)
-}
+func ParseLayout(name string) (Layout, error) { return layouts.Parse(name) }
+
+// String returns the layout's name.
+func (l Layout) String() string { return layouts.Name(l) }
 
 // Extent is a run of bytes: an offset in a segment's byte space or, once
 // mapped, an address in external storage.

@@ -38,7 +38,7 @@ type functionalConfig struct {
 // makes the timed model tinylm's shape on one device, its KV float32.
 func (r *resolver) resolveFunctional(sc *Scenario, out *resolved) {
 	f := sc.Functional
-	if r.oneOf("mode", sc.Mode, "timing", "functional") == 0 {
+	if r.oneOf("mode", sc.Mode, "timing", "functional") == "timing" {
 		return
 	}
 	cfg := tinylm.Config{Layers: f.Layers, Hidden: f.Hidden, Heads: f.Heads, KVHeads: f.KVHeads, Vocab: f.Vocab, FFN: f.FFN, Seed: f.WeightSeed}
@@ -46,7 +46,7 @@ func (r *resolver) resolveFunctional(sc *Scenario, out *resolved) {
 		name, _, _ := strings.Cut(strings.TrimPrefix(err.Error(), "tinylm: "), " ")
 		r.check("functional."+name, err)
 	}
-	d := accel.Decoding{Kind: accel.DecodeKind(r.oneOf("functional.decoding", f.Decoding, "greedy", "sample", "beam")),
+	d := accel.Decoding{Kind: pick(r, "functional.decoding", f.Decoding, accel.ParseDecodeKind),
 		TopK: f.TopK, TopP: float32(f.TopP), Beams: f.Beams}
 	r.intIn("functional.top_k", int64(f.TopK), 1, int64(max(f.Vocab, 1)))
 	r.floatIn("functional.top_p", f.TopP, 1e-6, 1)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"github.com/kvcosim/kvcosim/kvstore"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -48,14 +49,19 @@ func (r *resolver) fail(key, format string, args ...any) {
 	}
 }
 
-func (r *resolver) oneOf(key, value string, allowed ...string) int {
-	for i, a := range allowed {
-		if a == value {
-			return i
-		}
+// oneOf checks a scenario-level choice and returns it.
+func (r *resolver) oneOf(key, value string, allowed ...string) string {
+	if !slices.Contains(allowed, value) {
+		r.fail(key, "%q is not allowed (allowed: %s)", value, strings.Join(allowed, ", "))
 	}
-	r.fail(key, "%q is not allowed (allowed: %s)", value, strings.Join(allowed, ", "))
-	return 0
+	return value
+}
+
+// pick reads an enum's value by name through the enum's own table.
+func pick[E any](r *resolver, key, value string, parse func(string) (E, error)) E {
+	v, err := parse(value)
+	r.check(key, err)
+	return v
 }
 
 func (r *resolver) duration(key, value string) sim.Time {
@@ -101,13 +107,11 @@ func (l *Loaded) resolve() (*resolved, error) {
 
 func (r *resolver) resolveSystem(sc *Scenario, out *resolved) {
 	s := sc.System
-	design, err := hostcpu.ParseDesign(s.Design)
-	r.check("system.design", err)
-	out.host.Design = design
-	out.host.Export = hostcpu.ExportPolicy(r.oneOf("system.export", s.Export, "after_turn", "on_evict"))
+	out.host.Design = pick(r, "system.design", s.Design, hostcpu.ParseDesign)
+	out.host.Export = pick(r, "system.export", s.Export, hostcpu.ParseExportPolicy)
 	r.intIn("system.nodes", int64(s.Nodes), 1, 1024)
 	out.nodes = s.Nodes
-	if r.oneOf("system.routing", s.Routing, "sticky", "migrate") == 1 {
+	if r.oneOf("system.routing", s.Routing, "sticky", "migrate") == "migrate" {
 		r.floatIn("system.migrate_fraction", s.MigrateFraction, 0, 1)
 		out.host.MigrateFraction = s.MigrateFraction
 	}
@@ -166,7 +170,7 @@ func (r *resolver) resolveAccelerator(sc *Scenario, out *resolved) {
 // request's beams and their KV-cache reorder; the forward pass is still
 // charged per request (the scheduler does not fan requests into beams).
 func (r *resolver) decoding(d Decoding, m accel.Model, kv accel.DType) accel.KernelCost {
-	if r.oneOf("accelerator.decoding.kernel", d.Kernel, "sample", "beam") == 1 {
+	if r.oneOf("accelerator.decoding.kernel", d.Kernel, "sample", "beam") == "beam" {
 		return accel.NewBeamSearch(m, d.Beams, kv)
 	}
 	return accel.Sampling{TopK: d.TopK, TopP: d.TopP}
@@ -184,7 +188,7 @@ func (r *resolver) resolveCPU(sc *Scenario, out *resolved) {
 	var err error
 	out.hostMemory, err = memory.DRAMPreset(c.HostMemory)
 	r.check("cpu.host_memory", err)
-	out.hostCycle = r.oneOf("cpu.host_memory_model", c.HostMemoryModel, "flat", "cycle") == 1
+	out.hostCycle = r.oneOf("cpu.host_memory_model", c.HostMemoryModel, "flat", "cycle") == "cycle"
 	out.gpuLink, err = memory.PCIePreset(c.GPULink)
 	r.check("cpu.gpu_link", err)
 }
@@ -197,7 +201,7 @@ func (r *resolver) resolveStorage(sc *Scenario, out *resolved) {
 
 func (r *resolver) resolveFPGA(sc *Scenario, out *resolved) {
 	f := sc.FPGA
-	scheme := kvstore.Scheme(r.oneOf("fpga.hashing", f.Hashing, "patent", "block"))
+	scheme := pick(r, "fpga.hashing", f.Hashing, kvstore.ParseScheme)
 	out.host.Scheme = scheme
 	r.intIn("fpga.block_tokens", int64(f.BlockTokens), 1, 1<<20)
 	out.host.BlockTokens = int64(f.BlockTokens)
@@ -206,15 +210,13 @@ func (r *resolver) resolveFPGA(sc *Scenario, out *resolved) {
 	r.intIn("fpga.region_mib", f.RegionMiB, 1, 1<<14)
 	region := f.RegionMiB << 20
 	storage, unlimited := r.capacity(sc.Storage.Capacity, region)
-	layout, err := kvstore.ParseLayout(f.Layout)
-	r.check("fpga.layout", err)
-	placement, err := fpga.ParsePlacement(f.Placement)
-	r.check("fpga.placement", err)
-	mode := kvstore.ExportMode(r.oneOf("fpga.export_mode", f.ExportMode, "full", "delta"))
+	layout := pick(r, "fpga.layout", f.Layout, kvstore.ParseLayout)
+	placement := pick(r, "fpga.placement", f.Placement, fpga.ParsePlacement)
+	mode := pick(r, "fpga.export_mode", f.ExportMode, kvstore.ParseExportMode)
 	out.host.ExportMode = mode
-	policy := kvstore.AllocPolicy(r.oneOf("fpga.alloc_policy", f.AllocPolicy, "fifo1-first", "fifo2-first", "proportional"))
-	supersede := r.oneOf("fpga.supersede", f.Supersede, "delete", "keep") == 0
-	out.exchangeAcc = r.oneOf("fpga.exchange", f.Exchange, "fpga-hbm", "accelerator") == 1
+	policy := pick(r, "fpga.alloc_policy", f.AllocPolicy, kvstore.ParseAllocPolicy)
+	supersede := r.oneOf("fpga.supersede", f.Supersede, "delete", "keep") == "delete"
+	out.exchangeAcc = r.oneOf("fpga.exchange", f.Exchange, "fpga-hbm", "accelerator") == "accelerator"
 	r.floatIn("fpga.clock_mhz", f.ClockMHz, 1, 5000)
 	r.floatIn("fpga.p2p_gbps", f.P2PGBps, 0.001, 1e4)
 	out.p2p = sim.Bandwidth(f.P2PGBps * 1e9)
