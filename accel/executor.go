@@ -6,6 +6,13 @@ import (
 	"github.com/kvcosim/kvcosim/sim"
 )
 
+// Part names the accelerator's iterations in spans ("node0.accel"), and
+// TaskIteration is their task.
+const (
+	Part          = "accel"
+	TaskIteration = "iteration"
+)
+
 // Executor runs a node's iterations one at a time as the scheduler hands
 // them over (continuous batching: prefill chunks and decode steps together
 // within a token budget and a batch size). It prices each with the cost
@@ -58,7 +65,8 @@ func (x *Executor) Run(it Iteration, done sim.Event) Cost {
 	x.iterations++
 	x.tokens += it.Tokens()
 	if tr := x.eng.Trace(); tr.Enabled() {
-		tr.Emit(sim.Span{Component: x.name, Operation: "iteration", Start: now, End: x.busyUntil, Bytes: int64(c.Bytes),
+		tr.Emit(sim.Span{Component: x.name, Operation: TaskIteration, Start: now, End: x.busyUntil, Bytes: int64(c.Bytes),
+			Part: Part, Task: TaskIteration,
 			Attrs: []sim.Attr{{Key: "tokens", Value: fmt.Sprint(it.Tokens())}, {Key: "sequences", Value: fmt.Sprint(seqs)}}})
 	}
 	if done.Handler != nil {

@@ -3,7 +3,6 @@ package fpga
 import (
 	"fmt"
 	"github.com/kvcosim/kvcosim/kvstore"
-	"strconv"
 
 	"github.com/kvcosim/kvcosim/memory"
 	"github.com/kvcosim/kvcosim/sim"
@@ -246,13 +245,12 @@ func (e *Engine) endStage(slot int32) {
 	s.End = e.eng.Now()
 	s.Cycles = e.clock.FirstEdgeAtOrAfter(s.End) - e.clock.FirstEdgeAtOrAfter(s.Start)
 	if tr := e.eng.Trace(); tr.Enabled() {
-		op := "query"
-		id := t.query.Session
+		task, id := TaskQuery, t.query.Session
 		if t.export {
-			op, id = "export", t.exp.Session
+			task, id = TaskExport, t.exp.Session
 		}
-		tr.Emit(sim.Span{Component: e.cfg.Name, Operation: op + "/" + s.Name, ID: id, Start: s.Start, End: s.End, Bytes: s.Bytes,
-			Attrs: []sim.Attr{{Key: "cycles", Value: strconv.FormatInt(int64(s.Cycles), 10)}}})
+		tr.Emit(sim.Span{Component: e.cfg.Name, Operation: task + "/" + s.Name, ID: id, Start: s.Start, End: s.End, Bytes: s.Bytes,
+			Part: Part, Node: e.cfg.Node, Task: task, Stage: s.Name, Clocked: true, Cycles: s.Cycles})
 	}
 	t.current++
 }

@@ -38,6 +38,8 @@ type Config struct {
 	// Name names the engine in spans (default "fpga"; a node's is
 	// "node0.fpga").
 	Name string
+	// Node is the node the engine serves, for spans.
+	Node int
 	// ClockHz is the FPGA's clock (default 300 MHz).
 	ClockHz   int64
 	Hash      HashEngineConfig

@@ -123,27 +123,47 @@ func (e *Engine) queryKey(t *task) uint64 {
 	return t.query.Key.Hash
 }
 
+// Part names the FPGA in spans; TaskQuery and TaskExport are its tasks,
+// and the Stage constants their steps, in the order they run.
+const (
+	Part       = "fpga"
+	TaskQuery  = "query"
+	TaskExport = "export"
+
+	StageDMATokens    = "dma-tokens"
+	StageHash         = "hash"
+	StageBucketRead   = "bucket-read"
+	StageChainWalk    = "chain-walk"
+	StageImport       = "import"
+	StageSignalCPU    = "signal-cpu"
+	StageExchangeRead = "exchange-read"
+	StageFIFOAllocate = "fifo-allocate"
+	StageStorageWrite = "storage-write"
+	StageChainInsert  = "chain-insert"
+	StageFIFOFree     = "fifo-free"
+)
+
 // queryStages: read the tokens from host memory, hash them, read the
 // bucket, walk the chain, import on a hit, tell the CPU (claims 3-6).
 func (e *Engine) queryStages() []stage {
 	return []stage{
-		{"dma-tokens", dmaTokens},
-		{"hash", hashTokens},
-		{"bucket-read", func(e *Engine, t *task, slot int32) int64 {
+		{StageDMATokens, dmaTokens},
+		{StageHash, hashTokens},
+		{StageBucketRead, func(e *Engine, t *task, slot int32) int64 {
 			f, err := e.dir.Find(e.eng.Now(), kvstore.Object{Key: t.query.Key, Blocks: t.query.Blocks})
 			e.record(t, err)
 			t.out.Hit, t.out.MatchedBlocks, t.out.Hops = f.Hit, f.MatchedBlocks, f.Hops
 			t.hops, t.bucketReads, t.reads = f.Hops, f.BucketReads, f.Extents
 			return e.table(slot, e.bucketAddr(e.queryKey(t)), e.cfg.BucketBytes, t.bucketReads, false)
 		}},
-		{"chain-walk", func(e *Engine, t *task, slot int32) int64 {
+		{StageChainWalk, func(e *Engine, t *task, slot int32) int64 {
 			return e.table(slot, e.linkAddr(e.queryKey(t)), e.cfg.LinkBytes, t.hops, false)
 		}},
-		{"import", func(e *Engine, t *task, slot int32) int64 {
+		{StageImport, func(e *Engine, t *task, slot int32) int64 {
 			t.out.Bytes = e.extents(slot, subImport, t.reads)
 			return t.out.Bytes
 		}},
-		{"signal-cpu", signal},
+		{StageSignalCPU, signal},
 	}
 }
 
@@ -160,7 +180,7 @@ func (e *Engine) exportKey(t *task) uint64 {
 // (claims 7-10). The directory is updated when the engine reads it.
 func (e *Engine) exportStages() []stage {
 	return []stage{
-		{"exchange-read", func(e *Engine, t *task, slot int32) int64 {
+		{StageExchangeRead, func(e *Engine, t *task, slot int32) int64 {
 			now := e.eng.Now()
 			freed := e.dir.Stats().RegionsFreed
 			res, err := e.dir.Save(now, kvstore.Object{Key: t.exp.Key, Prev: t.exp.Prev, Blocks: t.exp.Blocks, Held: t.exp.HeldBlocks})
@@ -182,29 +202,29 @@ func (e *Engine) exportStages() []stage {
 			}
 			return bytes
 		}},
-		{"dma-tokens", dmaTokens},
-		{"hash", hashTokens},
-		{"bucket-read", func(e *Engine, t *task, slot int32) int64 {
+		{StageDMATokens, dmaTokens},
+		{StageHash, hashTokens},
+		{StageBucketRead, func(e *Engine, t *task, slot int32) int64 {
 			return e.table(slot, e.bucketAddr(e.exportKey(t)), e.cfg.BucketBytes, t.bucketReads, false)
 		}},
-		{"chain-walk", func(e *Engine, t *task, slot int32) int64 {
+		{StageChainWalk, func(e *Engine, t *task, slot int32) int64 {
 			return e.table(slot, e.linkAddr(e.exportKey(t)), e.cfg.LinkBytes, t.hops, false)
 		}},
-		{"fifo-allocate", func(e *Engine, t *task, slot int32) int64 {
+		{StageFIFOAllocate, func(e *Engine, t *task, slot int32) int64 {
 			return e.table(slot, e.fifoAddr(), int64(t.regions)*4, 1, false)
 		}},
-		{"storage-write", func(e *Engine, t *task, slot int32) int64 {
+		{StageStorageWrite, func(e *Engine, t *task, slot int32) int64 {
 			return e.extents(slot, subStorageWrite, t.writes)
 		}},
-		{"chain-insert", func(e *Engine, t *task, slot int32) int64 {
+		{StageChainInsert, func(e *Engine, t *task, slot int32) int64 {
 			// per new link: the link, the bucket head, the old head's prev;
 			// per deleted version: its two neighbours' pointers
 			writes := 3*t.out.Export.Inserted + 2*t.out.Export.Superseded
 			return e.table(slot, e.linkAddr(e.exportKey(t)), e.cfg.LinkBytes, writes, true)
 		}},
-		{"fifo-free", func(e *Engine, t *task, slot int32) int64 {
+		{StageFIFOFree, func(e *Engine, t *task, slot int32) int64 {
 			return e.table(slot, e.fifoAddr(), int64(t.freed)*4, 1, true)
 		}},
-		{"signal-cpu", signal},
+		{StageSignalCPU, signal},
 	}
 }

@@ -124,7 +124,7 @@ func (s *System) exported(id int) {
 		if len(x.Writes) > 0 {
 			first = fmt.Sprintf("%#x", x.Writes[0].Addr)
 		}
-		s.span(t.node, s.store.Part(), "export", sess.id, s.records[t.record].Turn, t.started, t.bytes,
+		s.span(t.node, s.store.Part(), TaskExport, "", sess.id, s.records[t.record].Turn, t.started, t.bytes,
 			"regions", strconv.Itoa(x.Regions), "inserted", strconv.Itoa(x.Inserted), "superseded", strconv.Itoa(x.Superseded),
 			"evicted", strconv.Itoa(x.Evicted), "first_address", first)
 		s.records[t.record].Export = s.eng.Now() - t.started

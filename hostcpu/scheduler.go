@@ -72,7 +72,7 @@ func (s *System) admit(n *nodeState) {
 		delete(n.residents, r.sess.id) // running, not evictable
 		now := s.eng.Now()
 		r.rec.Queue += now - r.stageStart
-		s.span(n.index, partAccel, "queue", r.sess.id, r.rec.Turn, r.stageStart, 0)
+		s.span(n.index, PartAccel, TaskQueue, "", r.sess.id, r.rec.Turn, r.stageStart, 0)
 		r.admitted = now
 		r.context = r.rec.ReusedTokens + r.rec.ResidentTokens
 		r.prefillLeft = r.rec.PromptTokens - r.context
@@ -171,7 +171,7 @@ func (s *System) iterationDone(n *nodeState) {
 				continue
 			}
 			r.firstToken = now // the last chunk's logits give the first token
-			s.span(n.index, partAccel, "prefill", r.sess.id, r.rec.Turn, r.admitted, 0)
+			s.span(n.index, PartAccel, TaskPrefill, "", r.sess.id, r.rec.Turn, r.admitted, 0)
 			r.rec.Prefill = now - r.admitted
 			r.rec.TTFT = now - r.rec.Arrival
 		} else {
@@ -201,7 +201,7 @@ func (s *System) finish(n *nodeState, slot int) {
 	sess := r.sess
 	turn := sess.plan.Turns[sess.turn]
 	r.rec.Decode = now - r.firstToken
-	s.span(n.index, partAccel, "decode", sess.id, r.rec.Turn, r.firstToken, 0)
+	s.span(n.index, PartAccel, TaskDecode, "", sess.id, r.rec.Turn, r.firstToken, 0)
 	r.rec.E2E = now - r.rec.Arrival
 	if r.rec.OutputTokens > 1 {
 		r.rec.TPOT = r.rec.Decode / sim.Time(r.rec.OutputTokens-1)

@@ -4,23 +4,37 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/kvcosim/kvcosim/fpga"
+
 	"github.com/kvcosim/kvcosim/sim"
 )
 
-// The parts of a node that a request's stages run on, as span components
-// ("node0.cpu"): reports draw a session's timeline from them, and a trace
-// viewer gives each its own thread.
+// The parts of a node that a request's stages run on, as span parts (and
+// components, "node0.cpu"): reports draw a session's timeline from them,
+// and a trace viewer gives each its own thread.
 const (
-	partCPU     = "cpu"
-	partFPGA    = "fpga"
-	partStorage = "storage"
-	partAccel   = "accelerator"
+	PartCPU     = "cpu"
+	PartFPGA    = fpga.Part
+	PartStorage = "storage"
+	PartAccel   = "accelerator"
+)
+
+// The stages of a request, as span tasks; a decision's stage is its
+// claim-2 outcome.
+const (
+	TaskDecide  = "decide"
+	TaskQuery   = "query"
+	TaskImport  = "import"
+	TaskQueue   = "queue"
+	TaskPrefill = "prefill"
+	TaskDecode  = "decode"
+	TaskExport  = "export"
 )
 
 // span emits one stage of a request of session sess, turn turn, on a part
 // of node n, from start to now, with more attributes as key, value pairs.
 // With no trace sink it costs one check.
-func (s *System) span(n int, part, op string, sess int64, turn int, start sim.Time, bytes int64, kv ...string) {
+func (s *System) span(n int, part, task, stage string, sess int64, turn int, start sim.Time, bytes int64, kv ...string) {
 	tr := s.eng.Trace()
 	if !tr.Enabled() {
 		return
@@ -29,6 +43,10 @@ func (s *System) span(n int, part, op string, sess int64, turn int, start sim.Ti
 	for i := 0; i+1 < len(kv); i += 2 {
 		attrs = append(attrs, sim.Attr{Key: kv[i], Value: kv[i+1]})
 	}
+	op := task
+	if stage != "" {
+		op += "/" + stage
+	}
 	tr.Emit(sim.Span{Component: fmt.Sprintf("node%d.%s", n, part), Operation: op, ID: sess, Start: start, End: s.eng.Now(),
-		Bytes: bytes, Attrs: attrs})
+		Bytes: bytes, Part: part, Node: n, Task: task, Stage: stage, Attrs: attrs})
 }

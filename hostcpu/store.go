@@ -29,7 +29,7 @@ func (s *System) queried(slot int) {
 	r := s.reqs.At(slot)
 	now := s.eng.Now()
 	res := r.found
-	s.span(r.node, s.store.Part(), "query", r.sess.id, r.rec.Turn, r.stageStart, 4*r.promptLen,
+	s.span(r.node, s.store.Part(), TaskQuery, "", r.sess.id, r.rec.Turn, r.stageStart, 4*r.promptLen,
 		"hit", strconv.FormatBool(res.Hit || res.MatchedBlocks > 0), "hops", strconv.Itoa(res.Hops), "matched_blocks", strconv.Itoa(res.MatchedBlocks))
 	r.rec.QueryTime = now - r.stageStart
 	r.stageStart = now
@@ -65,7 +65,7 @@ func (s *System) imported(slot int) {
 	now := s.eng.Now()
 	if r.rec.ReusedTokens > 0 {
 		r.rec.Import = now - r.stageStart
-		s.span(r.node, partStorage, "import", r.sess.id, r.rec.Turn, r.stageStart, r.rec.ImportBytes)
+		s.span(r.node, PartStorage, TaskImport, "", r.sess.id, r.rec.Turn, r.stageStart, r.rec.ImportBytes)
 		if s.fn != nil && !s.readImport(r) {
 			r.rec.ReusedTokens = 0 // the bytes failed their checks: recompute
 		}

@@ -72,4 +72,4 @@ func (st cpuStore) Save(id int) int {
 }
 
 // Part is the CPU.
-func (cpuStore) Part() string { return partCPU }
+func (cpuStore) Part() string { return PartCPU }

@@ -68,7 +68,7 @@ func (st fpgaStore) Save(id int) int {
 }
 
 // Part is the FPGA.
-func (fpgaStore) Part() string { return partFPGA }
+func (fpgaStore) Part() string { return PartFPGA }
 
 // fpgaQueryReplies takes the FPGA engine's query results back to their
 // requests.

@@ -25,4 +25,4 @@ func (st recomputeStore) Offload(id int) {
 func (recomputeStore) Save(int) int { return 0 }
 
 // Part is the CPU, which decides to recompute.
-func (recomputeStore) Part() string { return partCPU }
+func (recomputeStore) Part() string { return PartCPU }

@@ -288,7 +288,7 @@ func (s *System) decide(slot int) {
 }
 
 func (s *System) decided(r *request, d Decision) {
-	s.span(r.node, partCPU, "decide/"+d.String(), r.sess.id, r.rec.Turn, r.rec.Arrival, 0)
+	s.span(r.node, PartCPU, TaskDecide, d.String(), r.sess.id, r.rec.Turn, r.rec.Arrival, 0)
 	r.rec.Decision = d
 	s.counts.Decisions[d.String()]++
 }

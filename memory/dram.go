@@ -164,6 +164,12 @@ type DRAMStats struct {
 	Latency sim.Summary
 }
 
+// Traffic returns the bytes read and written.
+func (d *DRAM) Traffic() Traffic {
+	st := d.Stats()
+	return Traffic{BytesRead: st.BytesRead, BytesWritten: st.BytesWritten}
+}
+
 // Stats returns the totals so far.
 func (d *DRAM) Stats() DRAMStats {
 	s := DRAMStats{Reads: d.reads.Value(), Writes: d.writes.Value(), BytesRead: d.bytesRead.Value(),

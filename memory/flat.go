@@ -38,9 +38,9 @@ func (m *FlatMemory) Access(r Request) {
 // Stats returns the memory's totals.
 func (m *FlatMemory) Stats() sim.LinkStats { return m.link.Stats() }
 
-// ReadWriteBytes returns the bytes read and written.
-func (m *FlatMemory) ReadWriteBytes() (read, written int64) {
-	return m.bytesRead.Value(), m.bytesWritten.Value()
+// Traffic returns the bytes read and written.
+func (m *FlatMemory) Traffic() Traffic {
+	return Traffic{BytesRead: m.bytesRead.Value(), BytesWritten: m.bytesWritten.Value()}
 }
 
 // FlatFromDRAM measures a DRAM preset once (its idle burst read and a

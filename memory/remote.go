@@ -9,6 +9,14 @@ import (
 // Device is anything that serves Requests.
 type Device interface {
 	Access(Request)
+	// Traffic is what the device has read and written so far: one way
+	// for every device to report it, so no caller needs its type.
+	Traffic() Traffic
+}
+
+// Traffic is a device's bytes read and written.
+type Traffic struct {
+	BytesRead, BytesWritten int64
 }
 
 // RemoteStore is a storage device reached over a network (a shared pool
@@ -41,6 +49,10 @@ func NewRemoteStore(eng *sim.Engine, name string, store Device, bandwidth sim.Ba
 	}
 	return &RemoteStore{eng: eng, store: store, out: out, in: in, msgBytes: 64}, nil
 }
+
+// Traffic is the pool device's: what crossed the network to it is read
+// and written there.
+func (r *RemoteStore) Traffic() Traffic { return r.store.Traffic() }
 
 // Access sends the request over the network to the pool.
 func (r *RemoteStore) Access(req Request) {

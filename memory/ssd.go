@@ -269,6 +269,11 @@ type SSDStats struct {
 	HostToCard, CardToHost sim.LinkStats
 }
 
+// Traffic returns the bytes read and written.
+func (s *SSD) Traffic() Traffic {
+	return Traffic{BytesRead: s.bytesRead.Value(), BytesWritten: s.bytesWritten.Value()}
+}
+
 // Stats returns the totals so far.
 func (s *SSD) Stats() SSDStats {
 	return SSDStats{Reads: s.reads.Value(), Writes: s.writes.Value(), BytesRead: s.bytesRead.Value(),

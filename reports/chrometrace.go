@@ -61,6 +61,9 @@ func (t *ChromeTrace) Span(s sim.Span) {
 		t.emit(event{Name: "thread_name", Ph: "M", Ts: "0", Pid: pid, Tid: tid, Args: map[string]string{"name": s.Component}})
 	}
 	args := map[string]string{"id": strconv.FormatInt(s.ID, 10), "bytes": strconv.FormatInt(s.Bytes, 10)}
+	if s.Clocked {
+		args["cycles"] = strconv.FormatInt(int64(s.Cycles), 10)
+	}
 	for _, a := range s.Attrs {
 		args[a.Key] = a.Value
 	}

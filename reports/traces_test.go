@@ -57,7 +57,7 @@ func TestChromeTraceEvents(t *testing.T) {
 	var b bytes.Buffer
 	ct := NewChromeTrace(&b)
 	ct.Span(sim.Span{Component: "node1.fpga", Operation: "query/hash", ID: 7, Start: 1_500_000, End: 2_000_001, Bytes: 64,
-		Attrs: []sim.Attr{{Key: "cycles", Value: "150"}}})
+		Clocked: true, Cycles: 150})
 	ct.Span(sim.Span{Component: "kioxia-cm6", Operation: "write", Start: 0, End: 1})
 	require.NoError(t, ct.Close())
 	var doc struct {

@@ -201,7 +201,7 @@ func (r *Run) buildFPGA(i int, n *builtNode, hn *hostcpu.Node, storage memory.De
 		placement = hbmBytes
 	}
 	cfg := rs.fpga
-	cfg.Name = fmt.Sprintf("node%d.fpga", i)
+	cfg.Name, cfg.Node = fmt.Sprintf("node%d.fpga", i), i
 	n.engine, err = fpga.NewSharedEngine(eng, cfg, ports, placement, r.dir)
 	hn.FPGA = n.engine
 	return err

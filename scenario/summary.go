@@ -1,7 +1,6 @@
 package scenario
 
 import (
-	"github.com/kvcosim/kvcosim/memory"
 	"github.com/kvcosim/kvcosim/reports"
 	"github.com/kvcosim/kvcosim/sim"
 )
@@ -85,9 +84,9 @@ func (r *Run) fillComponents(s *reports.Summary, now sim.Time) {
 		}
 	}
 	for _, n := range r.nodes {
-		read, written := hostBytes(n.host)
-		add("host_memory_read", read)
-		add("host_memory_write", written)
+		host := n.host.Traffic()
+		add("host_memory_read", host.BytesRead)
+		add("host_memory_write", host.BytesWritten)
 		add("gpu_pcie_h2d", n.gpu.HostToCard.Stats().Bytes)
 		add("gpu_pcie_d2h", n.gpu.CardToHost.Stats().Bytes)
 		busy("accelerator", n.exec.Stats().Busy)
@@ -120,16 +119,4 @@ func (r *Run) fillComponents(s *reports.Summary, now sim.Time) {
 		s.Store["regions_allocated"], s.Store["regions_freed"] = st.RegionsAllocated, st.RegionsFreed
 		s.Store["lookups"], s.Store["hops"] = st.Lookups, st.Hops
 	}
-}
-
-// hostBytes returns what a node's host memory read and wrote.
-func hostBytes(d memory.Device) (read, written int64) {
-	switch m := d.(type) {
-	case *memory.DRAM:
-		st := m.Stats()
-		return st.BytesRead, st.BytesWritten
-	case *memory.FlatMemory:
-		return m.ReadWriteBytes()
-	}
-	return 0, 0
 }

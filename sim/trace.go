@@ -8,6 +8,16 @@ type Attr struct {
 
 // Span is one timed operation of a component: what it did, for which
 // request or session, from when to when, and how many bytes it moved.
+//
+// A stage of a node's part (the host's request stages, the FPGA engine's
+// stages, the accelerator's iterations) also says, typed, where it ran and
+// what it was, so that readers never take Component or Operation apart:
+// Part names the part ("cpu", "fpga": the emitting package's constants)
+// and Node its node (the accelerator's iterations leave Node 0: their
+// Component names it); Task is the operation ("query") and Stage its step ("hash",
+// or the claim-2 outcome of a decision), Operation being Task, or
+// Task/Stage when there is a step. A stage of a clocked engine has
+// Clocked set and its clock cycles in Cycles.
 type Span struct {
 	Component string
 	Operation string
@@ -15,7 +25,23 @@ type Span struct {
 	Start     Time
 	End       Time
 	Bytes     int64
+	Part      string
+	Node      int
+	Task      string
+	Stage     string
+	Clocked   bool
+	Cycles    Cycles
 	Attrs     []Attr
+}
+
+// Attr returns the value of the span's attribute key, or "".
+func (s Span) Attr(key string) string {
+	for _, a := range s.Attrs {
+		if a.Key == key {
+			return a.Value
+		}
+	}
+	return ""
 }
 
 // Sink receives spans; reports implement it to write traces.

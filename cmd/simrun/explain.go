@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"github.com/kvcosim/kvcosim/accel"
+	"github.com/kvcosim/kvcosim/hostcpu"
 	"io"
 	"strconv"
 	"strings"
@@ -60,7 +62,7 @@ type sessionSink struct {
 }
 
 func (s *sessionSink) Span(sp sim.Span) {
-	if sp.ID == s.id && isStage(sp.Component) && !strings.HasSuffix(sp.Component, ".accel") {
+	if sp.ID == s.id && sp.Part != "" && sp.Part != accel.Part {
 		s.spans = append(s.spans, sp)
 	}
 }
@@ -108,17 +110,14 @@ func narrate(sp sim.Span) string {
 		text = strings.ReplaceAll(text, "%A("+a.Key+")", a.Value)
 	}
 	took := "took " + duration(sp.End-sp.Start)
-	at, turn := sp.Start, ""
-	for _, a := range sp.Attrs {
-		switch a.Key {
-		case "cycles":
-			n, _ := strconv.ParseInt(a.Value, 10, 64)
-			took = fmt.Sprintf("%s cycles, %s", thousands(n), duration(sp.End-sp.Start))
-		case "turn":
-			turn = "turn " + a.Value + ": "
-		}
+	if sp.Clocked {
+		took = fmt.Sprintf("%s cycles, %s", thousands(int64(sp.Cycles)), duration(sp.End-sp.Start))
 	}
-	if sp.Operation == "query" || sp.Operation == "export" {
+	at, turn := sp.Start, ""
+	if t := sp.Attr("turn"); t != "" {
+		turn = "turn " + t + ": "
+	}
+	if !sp.Clocked && (sp.Task == hostcpu.TaskQuery || sp.Task == hostcpu.TaskExport) {
 		at = sp.End // a task's summary, after its stages
 	}
 	return fmt.Sprintf("t=%12s ms  %-18s %s%s [%s]", strconv.FormatFloat(ms(at), 'f', 3, 64), sp.Component, turn, text, took)

@@ -45,7 +45,7 @@ type levelSample struct {
 type stageSink struct{ spans []sim.Span }
 
 func (s *stageSink) Span(sp sim.Span) {
-	if isStage(sp.Component) {
+	if sp.Part != "" {
 		s.spans = append(s.spans, sp)
 	}
 }

@@ -101,8 +101,11 @@ func renderRegress(spans []sim.Span) string {
 	type total struct{ n, busy, bytes int64 }
 	totals := map[key]*total{}
 	for _, sp := range spans {
-		if isStage(sp.Component) {
+		if sp.Part != "" {
 			fmt.Fprintf(&b, "span %d %d %s %s id=%d bytes=%d", sp.Start, sp.End, sp.Component, sp.Operation, sp.ID, sp.Bytes)
+			if sp.Clocked {
+				fmt.Fprintf(&b, " cycles=%d", sp.Cycles)
+			}
 			for _, a := range sp.Attrs {
 				fmt.Fprintf(&b, " %s=%s", a.Key, a.Value)
 			}
@@ -131,12 +134,3 @@ func renderRegress(spans []sim.Span) string {
 }
 
 // isStage reports whether a component is one a request's stages run on
-// (CPU, FPGA engine, storage, accelerator) rather than a link or memory.
-func isStage(component string) bool {
-	for _, part := range []string{".cpu", ".fpga", ".storage", ".accelerator", ".accel"} {
-		if strings.HasSuffix(component, part) {
-			return true
-		}
-	}
-	return false
-}

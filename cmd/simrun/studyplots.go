@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"github.com/kvcosim/kvcosim/fpga"
+	"github.com/kvcosim/kvcosim/hostcpu"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -207,7 +209,7 @@ func timelinePanels(sc string, results []pointResult) ([]*plot.Plot, error) {
 		plots = append(plots, p)
 	}
 	for _, turn := range order {
-		if slices.ContainsFunc(turns[turn], func(sp sim.Span) bool { return strings.HasPrefix(sp.Operation, "export/") }) {
+		if slices.ContainsFunc(turns[turn], isExportStage) {
 			p, err := exportTimeline(turns[turn], turn)
 			if err != nil {
 				return nil, err
@@ -226,10 +228,10 @@ func sessionTurns(spans []sim.Span, session int64) (map[string][]sim.Span, []str
 	var order []string
 	var arrivals []sim.Time
 	for _, sp := range spans {
-		if sp.ID != session || !strings.HasPrefix(sp.Operation, "decide/") {
+		if sp.ID != session || sp.Task != hostcpu.TaskDecide {
 			continue
 		}
-		order, arrivals = append(order, sp.Attrs[0].Value), append(arrivals, sp.Start)
+		order, arrivals = append(order, sp.Attr("turn")), append(arrivals, sp.Start)
 	}
 	for _, sp := range spans {
 		if sp.ID != session {
@@ -254,10 +256,8 @@ var stageColours = map[string]int{"decide": 0, "queue": 3, "prefill": 4, "decode
 // interval places a span on its lane, from origin, labelled with its
 // length (and the FPGA cycles it took, when it is an FPGA stage).
 func interval(sp sim.Span, origin sim.Time) reports.Interval {
-	part := sp.Component[strings.LastIndex(sp.Component, ".")+1:]
-	op, detail, _ := strings.Cut(sp.Operation, "/")
-	stage := op
-	if part == "fpga" && detail != "" { // an FPGA engine stage: query/hash
+	part, stage, detail := sp.Part, sp.Task, sp.Stage
+	if sp.Clocked { // an FPGA engine stage: query/hash
 		stage, detail = detail, ""
 		if slices.Contains(storageStages, stage) {
 			part = "storage"
@@ -267,9 +267,8 @@ func interval(sp sim.Span, origin sim.Time) reports.Interval {
 	switch {
 	case detail != "":
 		label = fmt.Sprintf("%s (%s) %s ms", stage, strings.ReplaceAll(detail, "_", " "), fmtMs(ms(sp.End-sp.Start)))
-	case len(sp.Attrs) > 0 && sp.Attrs[0].Key == "cycles":
-		n, _ := strconv.ParseInt(sp.Attrs[0].Value, 10, 64)
-		label += ", " + thousands(n) + " cycles"
+	case sp.Clocked:
+		label += ", " + thousands(int64(sp.Cycles)) + " cycles"
 	}
 	return reports.Interval{Lane: slices.Index(timelineLanes, part), Start: ms(sp.Start - origin), End: ms(sp.End - origin),
 		Label: label, Colour: stageColours[stage]}
@@ -305,14 +304,14 @@ func turnTimeline(session int64, turn string, spans []sim.Span, first bool, sc s
 	arrival, firstToken := spans[0].Start, spans[0].Start
 	engine := false
 	for _, sp := range spans {
-		if sp.Operation == "prefill" {
+		if sp.Task == hostcpu.TaskPrefill {
 			firstToken = sp.End
 		}
-		engine = engine || strings.HasPrefix(sp.Operation, "query/")
+		engine = engine || sp.Clocked && sp.Task == fpga.TaskQuery
 	}
 	var ivs []reports.Interval
 	for _, sp := range spans {
-		if sp.Start > firstToken || engine && (sp.Operation == "query" || sp.Operation == "import") {
+		if sp.Start > firstToken || engine && !sp.Clocked && (sp.Task == hostcpu.TaskQuery || sp.Task == hostcpu.TaskImport) {
 			continue // the export comes after the turn; the engine's stages replace the request's
 		}
 		ivs = append(ivs, interval(sp, arrival))
@@ -324,13 +323,16 @@ func turnTimeline(session int64, turn string, spans []sim.Span, first bool, sc s
 	return reports.Timeline(what, "time since the turn arrived (ms)", timelineLanes, ivs, 1.3*ms(firstToken-arrival))
 }
 
+// isExportStage reports whether a span is a stage of the FPGA's export.
+func isExportStage(sp sim.Span) bool { return sp.Clocked && sp.Task == fpga.TaskExport }
+
 // exportTimeline is the export after a turn: the FPGA engine's stages from
 // the export's start.
 func exportTimeline(spans []sim.Span, turn string) (*plot.Plot, error) {
 	var ivs []reports.Interval
 	var start, end sim.Time
 	for _, sp := range spans {
-		if !strings.HasPrefix(sp.Operation, "export/") {
+		if !isExportStage(sp) {
 			continue
 		}
 		if len(ivs) == 0 {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"github.com/kvcosim/kvcosim/fpga"
+	"github.com/kvcosim/kvcosim/hostcpu"
 	"github.com/kvcosim/kvcosim/kvstore"
 	"os"
 	"strings"
@@ -108,13 +110,13 @@ func (s *exportSink) Span(sp sim.Span) {
 		s.x.chrome.Span(sp)
 	}
 	if v := s.x.vcd; v != nil {
-		node, part, _ := strings.Cut(sp.Component, ".")
+		node := fmt.Sprintf("node%d", sp.Node)
 		switch {
-		case part == "fpga" && strings.Contains(sp.Operation, "/"):
+		case sp.Part == fpga.Part && sp.Clocked:
 			v.Busy(node+"_fpga_busy", sp.Start, sp.End)
-		case part == "fpga":
+		case sp.Part == hostcpu.PartFPGA:
 			v.Count(node+"_fpga_tasks", sp.Start, sp.End)
-		case part == "accelerator" && sp.Operation == "queue":
+		case sp.Part == hostcpu.PartAccel && sp.Task == hostcpu.TaskQueue:
 			v.Count(node+"_accel_queue", sp.Start, sp.End)
 		case sp.Component == s.storage:
 			v.Busy("storage_busy", sp.Start, sp.End)
