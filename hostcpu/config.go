@@ -93,9 +93,15 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// Executor runs a node's iterations: the accelerator (accel.Executor), or
+// a fake in tests. Run prices an iteration and raises done when it ends.
+type Executor interface {
+	Run(it accel.Iteration, done sim.Event) accel.Cost
+}
+
 // Node is one node's hardware, assembled by the scenario.
 type Node struct {
-	Exec *accel.Executor
+	Exec Executor
 	KV   *accel.KVMemory
 	// FPGA is the node's engine (design fpga).
 	FPGA *fpga.Engine

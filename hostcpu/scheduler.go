@@ -100,8 +100,19 @@ func (s *System) reject(slot int) {
 // evictIdle drops the least recently used idle session from the node's
 // accelerator; with a store and write-back, its KV is exported first.
 func (s *System) evictIdle(n *nodeState) bool {
+	victim := lruIdle(n.residents)
+	if victim == nil {
+		return false
+	}
+	s.evict(n, victim)
+	return true
+}
+
+// lruIdle is the least recently used of the resident sessions that are
+// idle (the lowest id among equals), or nil when none is.
+func lruIdle(residents map[int64]*session) *session {
 	var victim *session
-	for _, sess := range n.residents {
+	for _, sess := range residents {
 		if sess.running {
 			continue // its next turn is on the way: not idle
 		}
@@ -109,11 +120,7 @@ func (s *System) evictIdle(n *nodeState) bool {
 			victim = sess
 		}
 	}
-	if victim == nil {
-		return false
-	}
-	s.evict(n, victim)
-	return true
+	return victim
 }
 
 // evict releases a session's device KV on node n.

@@ -263,28 +263,21 @@ func (s *System) decide(slot int) {
 	if sess.resident >= 0 && sess.resident != r.node {
 		s.evict(s.nodes[sess.resident], sess) // it moved: the old node lets go
 	}
-	first := sess.historyLen == 0
-	switch {
-	case first && !(s.storing() && s.cfg.Scheme == kvstore.SchemeBlock):
-		s.decided(r, FirstTokens)
-		s.enqueue(slot)
-	case sess.resident == r.node:
-		s.decided(r, Continuation)
-		r.rec.ResidentTokens = sess.historyLen
-		s.enqueue(slot)
-	case !s.storing():
-		s.decided(r, Recomputed)
-		s.enqueue(slot)
-	case sess.exporting:
+	v := claim2(situation{first: sess.historyLen == 0, residentHere: sess.resident == r.node, stores: s.storing(),
+		blocks: s.cfg.Scheme == kvstore.SchemeBlock, exporting: sess.exporting})
+	if v.action == park {
 		sess.parked = slot // the store must hold the latest version first
-	default:
-		d := Query
-		if first {
-			d = FirstTokens
-		}
-		s.decided(r, d)
-		s.query(slot)
+		return
 	}
+	s.decided(r, v.decision)
+	if v.decision == Continuation {
+		r.rec.ResidentTokens = sess.historyLen
+	}
+	if v.action == lookUp {
+		s.query(slot)
+		return
+	}
+	s.enqueue(slot)
 }
 
 func (s *System) decided(r *request, d Decision) {

@@ -1,0 +1,51 @@
+package scenario
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kvcosim/kvcosim/hostcpu"
+	"github.com/kvcosim/kvcosim/kvstore"
+)
+
+// TestEveryDesignKeepsTheStoreContract runs each design of the design
+// table on the same workload, whose sessions are evicted from device
+// memory between turns, with a store that never evicts. Whatever the
+// design, its store must: answer every query with a hit or a miss; with a
+// store, find every resumed session's KV (a query never misses) and
+// import exactly the reused tokens' KV; without one, never query nor
+// write; and conserve its counts.
+func TestEveryDesignKeepsTheStoreContract(t *testing.T) {
+	for _, name := range hostcpu.DesignNames() {
+		t.Run(name, func(t *testing.T) {
+			design, err := hostcpu.ParseDesign(name)
+			require.NoError(t, err)
+			res, _ := execute(t, "system.design="+name, "workload.sessions=60", "storage.capacity=unlimited",
+				"accelerator.reserve_gb=40")
+			s := res.Summary()
+			c := s.Conservation
+			assert.Equal(t, c["requests"], c["decided"])
+			assert.Equal(t, c["queries"], c["hits"]+c["misses"])
+			kvPerToken := res.Run.l.resolved.host.KVBytesPerToken
+			var reused, imported int64
+			for _, r := range res.Run.sys.Records() {
+				reused += r.ReusedTokens
+				imported += r.ImportBytes
+			}
+			assert.Equal(t, reused*kvPerToken, imported, "an import moves the reused tokens' KV")
+			if !design.Stores {
+				assert.Zero(t, c["queries"])
+				assert.Zero(t, s.Bytes["storage_write"])
+				assert.Greater(t, s.Decisions["recompute"], int64(0), "evicted sessions recompute")
+				return
+			}
+			assert.Greater(t, c["queries"], int64(10), "evicted sessions come back through the store")
+			assert.Zero(t, c["misses"], "an unlimited store finds every stored session")
+			assert.Equal(t, imported+kvstore.TokenIDBytes*reused, s.Bytes["storage_read"],
+				"storage reads the imported KV and the token ids stored beside it (claim 9)")
+			assert.Positive(t, s.Bytes["storage_write"])
+		})
+	}
+}
