@@ -191,8 +191,9 @@ type Directory struct {
 	fifo1       fifo1Queue
 	fifo2       sim.FIFO[fifo2Entry]
 
-	stats    DirectoryStats
-	observer func(now sim.Time, l Levels)
+	stats     DirectoryStats
+	tracer    *sim.Tracer
+	component string
 }
 
 // DirectoryStats counts what the directory did.
@@ -507,23 +508,27 @@ func (d *Directory) objectSpan(id int32) (start, end int64) {
 	return 0, l.key.Tokens
 }
 
-// Levels are the directory's occupancy at one moment: the free regions in
-// each FIFO, the regions holding data, and the live links.
-type Levels struct {
-	FIFO1, FIFO2, InUse, Links int
-}
+// The directory's levels, by name: the free regions in each FIFO, the
+// regions holding data, and the live links.
+const (
+	LevelFIFO1  = "fifo1_regions"
+	LevelFIFO2  = "fifo2_regions"
+	LevelInUse  = "regions_in_use"
+	LevelLinks = "links"
+)
 
-// Observe calls f with the levels after every operation (nil stops it):
-// how reports draw storage occupancy and the FIFOs over time without an
-// event of their own.
-func (d *Directory) Observe(f func(now sim.Time, l Levels)) { d.observer = f }
+// Trace has the directory emit its levels to tr, as component, after every
+// operation while tr has sinks: how reports draw storage occupancy and the
+// FIFOs over time without an event of their own.
+func (d *Directory) Trace(tr *sim.Tracer, component string) { d.tracer, d.component = tr, component }
 
-// after runs the expiry and, when enabled, the invariant check, and tells
-// the observer.
+// after runs the expiry and, when enabled, the invariant check, and emits
+// the levels.
 func (d *Directory) after(now sim.Time, op string) error {
-	if d.observer != nil {
+	if d.tracer != nil && d.tracer.Enabled() {
 		f1, f2 := d.FIFOLevels()
-		d.observer(now, Levels{FIFO1: f1, FIFO2: f2, InUse: d.Regions() - f1 - f2, Links: d.live})
+		d.tracer.EmitLevel(sim.Level{Component: d.component, At: now, Values: []sim.Count{{Name: LevelFIFO1, Value: int64(f1)},
+			{Name: LevelFIFO2, Value: int64(f2)}, {Name: LevelInUse, Value: int64(d.Regions() - f1 - f2)}, {Name: LevelLinks, Value: int64(d.live)}}})
 	}
 	if d.cfg.CheckInvariants {
 		return d.Check(now, op)

@@ -87,6 +87,7 @@ func Build(l *Loaded) (*Run, error) {
 		if r.dir, err = kvstore.NewDirectory(rs.fpga.Directory); err != nil {
 			return nil, err
 		}
+		r.dir.Trace(eng.Trace(), StoreComponent)
 	}
 	var parts []hostcpu.Node
 	for i := range rs.nodes {
@@ -241,17 +242,13 @@ func (r *Run) Execute() (*Result, error) {
 	return &Result{Run: r, Wall: wall, Counted: counted}, nil
 }
 
-// AddSpanSink sends every component's spans to sink (the run is slower
-// while one is attached).
-func (r *Run) AddSpanSink(s sim.Sink) { r.eng.Trace().AddSink(s) }
+// StoreComponent names the store's index in the levels it emits.
+const StoreComponent = "store"
 
-// ObserveStore calls f with the store directory's levels after each of
-// its operations (never, without a store).
-func (r *Run) ObserveStore(f func(now sim.Time, l kvstore.Levels)) {
-	if r.dir != nil {
-		r.dir.Observe(f)
-	}
-}
+// AddSpanSink sends every component's spans to sink, and the store's
+// levels too when sink is a sim.LevelSink (the run is slower while one is
+// attached).
+func (r *Run) AddSpanSink(s sim.Sink) { r.eng.Trace().AddSink(s) }
 
 // RegionBytes is the store's region size (0 without a store).
 func (r *Run) RegionBytes() int64 {

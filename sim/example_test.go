@@ -95,8 +95,33 @@ func ExampleTracer() {
 	eng.Trace().AddSink(rec)
 	link, _ := sim.NewLink(eng, "dma", sim.LinkConfig{Bandwidth: sim.GBps})
 	link.Transfer(1000, sim.Event{})
-	fmt.Printf("%+v\n", rec.Spans[0])
-	// Output: {Component:dma Operation:transfer ID:0 Start:0s End:1us Bytes:1000 Attrs:[]}
+	sp := rec.Spans[0]
+	fmt.Println(sp.Component, sp.Operation, sp.Start, sp.End, sp.Bytes)
+	// Output: dma transfer 0s 1us 1000
+}
+
+// A stage of a node's part says where it ran and what it was as fields,
+// and a component's levels reach the sinks that take them.
+func ExampleLevelSink() {
+	eng := sim.NewEngine(16)
+	sink := &levelPrinter{}
+	eng.Trace().AddSink(sink)
+	eng.Trace().Emit(sim.Span{Component: "node0.fpga", Operation: "query/hash", Part: "fpga", Task: "query", Stage: "hash",
+		Clocked: true, Cycles: 540, End: 1800 * sim.Nanosecond})
+	eng.Trace().EmitLevel(sim.Level{Component: "store", At: sim.Microsecond, Values: []sim.Count{{Name: "fifo1_regions", Value: 12}}})
+	// Output:
+	// fpga query hash: 540 cycles in 1.8us
+	// store at 1us: fifo1_regions 12
+}
+
+type levelPrinter struct{}
+
+func (levelPrinter) Span(sp sim.Span) {
+	fmt.Printf("%s %s %s: %d cycles in %v\n", sp.Part, sp.Task, sp.Stage, sp.Cycles, sp.End-sp.Start)
+}
+
+func (levelPrinter) Level(l sim.Level) {
+	fmt.Printf("%s at %v: fifo1_regions %d\n", l.Component, l.At, l.Value("fifo1_regions"))
 }
 
 func ExampleLane() {

@@ -49,6 +49,38 @@ type Sink interface {
 	Span(s Span)
 }
 
+// Level is a component's levels at one moment (free regions, live links):
+// counts that a VCD or a plot follows over time. A component emits one
+// when they may have changed.
+type Level struct {
+	Component string
+	At        Time
+	Values    []Count
+}
+
+// Count is one named level.
+type Count struct {
+	Name  string
+	Value int64
+}
+
+// Value returns the level's count name, or 0.
+func (l Level) Value(name string) int64 {
+	for _, c := range l.Values {
+		if c.Name == name {
+			return c.Value
+		}
+	}
+	return 0
+}
+
+// LevelSink is a Sink that also takes levels: observers of spans and of
+// levels register the same way, on the tracer.
+type LevelSink interface {
+	Sink
+	Level(l Level)
+}
+
 // Tracer fans spans out to the registered sinks. Components test Enabled
 // before building a span, so with no sink a trace point costs one length
 // check.
@@ -66,6 +98,15 @@ func (t *Tracer) Enabled() bool { return len(t.sinks) > 0 }
 func (t *Tracer) Emit(s Span) {
 	for _, k := range t.sinks {
 		k.Span(s)
+	}
+}
+
+// EmitLevel passes l to every sink that takes levels.
+func (t *Tracer) EmitLevel(l Level) {
+	for _, k := range t.sinks {
+		if ls, ok := k.(LevelSink); ok {
+			ls.Level(l)
+		}
 	}
 }
 

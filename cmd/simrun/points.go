@@ -35,14 +35,33 @@ type pointResult struct {
 
 // levelSample is the store's levels at a time.
 type levelSample struct {
-	at sim.Time
-	l  kvstore.Levels
+	at                         sim.Time
+	fifo1, fifo2, inUse, links int64
 }
 
 // stageSink keeps the request stages' spans (the CPU, FPGA, storage and
 // accelerator parts of a node) and drops the rest (links, DRAM, SSD
 // commands: millions in a run).
-type stageSink struct{ spans []sim.Span }
+type stageSink struct {
+	spans  []sim.Span
+	levels []levelSample
+}
+
+// Level keeps the store's levels when they changed.
+func (s *stageSink) Level(l sim.Level) {
+	v := levelSample{at: l.At, fifo1: l.Value(kvstore.LevelFIFO1), fifo2: l.Value(kvstore.LevelFIFO2),
+		inUse: l.Value(kvstore.LevelInUse), links: l.Value(kvstore.LevelLinks)}
+	if n := len(s.levels); n > 0 && s.levels[n-1].same(v) {
+		return
+	}
+	s.levels = append(s.levels, v)
+}
+
+// same reports whether two samples hold the same levels.
+func (a levelSample) same(b levelSample) bool {
+	a.at = b.at
+	return a == b
+}
 
 func (s *stageSink) Span(sp sim.Span) {
 	if sp.Part != "" {
@@ -94,18 +113,13 @@ func runPoint(base string, p point) pointResult {
 	var sink stageSink
 	if p.observe {
 		run.AddSpanSink(&sink)
-		run.ObserveStore(func(now sim.Time, lv kvstore.Levels) {
-			if n := len(res.levels); n == 0 || res.levels[n-1].l != lv {
-				res.levels = append(res.levels, levelSample{now, lv})
-			}
-		})
 	}
 	r, err := run.Execute()
 	if err != nil {
 		res.err = err
 		return res
 	}
-	res.sum, res.rows, res.spans = r.Summary(), r.Rows(), sink.spans
+	res.sum, res.rows, res.spans, res.levels = r.Summary(), r.Rows(), sink.spans, sink.levels
 	if p.dir != "" {
 		res.err = writeRun(p.dir, l, &res.sum, res.rows)
 	}

@@ -156,9 +156,9 @@ func levelPanels(sc string, results []pointResult) ([]*plot.Plot, error) {
 	stored.Name, f1.Name, f2.Name = "stored", "FIFO 1", "FIFO 2"
 	for _, s := range fpgaRun.levels {
 		t := s.at.Seconds()
-		stored.X, stored.Y = append(stored.X, t), append(stored.Y, float64(int64(s.l.InUse)*fpgaRun.region)/1e9)
-		f1.X, f1.Y = append(f1.X, t), append(f1.Y, float64(s.l.FIFO1))
-		f2.X, f2.Y = append(f2.X, t), append(f2.Y, float64(s.l.FIFO2))
+		stored.X, stored.Y = append(stored.X, t), append(stored.Y, float64(s.inUse*fpgaRun.region)/1e9)
+		f1.X, f1.Y = append(f1.X, t), append(f1.Y, float64(s.fifo1))
+		f2.X, f2.Y = append(f2.X, t), append(f2.Y, float64(s.fifo2))
 	}
 	var plots []*plot.Plot
 	for i, panel := range []struct {

@@ -83,16 +83,22 @@ func (o *traceOptions) attach(run *scenario.Run, storageName string) (*traceExpo
 	}
 	if o.vcd != "" {
 		x.vcd = reports.NewVCD()
-		run.ObserveStore(func(now sim.Time, l kvstore.Levels) {
-			if now >= o.from && now < o.to {
-				x.vcd.Level("fifo1_regions", now, int64(l.FIFO1))
-				x.vcd.Level("fifo2_regions", now, int64(l.FIFO2))
-				x.vcd.Level("regions_in_use", now, int64(l.InUse))
-			}
-		})
 	}
 	run.AddSpanSink(&exportSink{x: x, storage: storageName})
 	return x, nil
+}
+
+// vcdLevels are the store's levels a VCD follows.
+var vcdLevels = []string{kvstore.LevelFIFO1, kvstore.LevelFIFO2, kvstore.LevelInUse}
+
+// Level writes the store's levels in the window to the VCD.
+func (s *exportSink) Level(l sim.Level) {
+	if s.x.vcd == nil || l.At < s.x.o.from || l.At >= s.x.o.to {
+		return
+	}
+	for _, name := range vcdLevels {
+		s.x.vcd.Level(name, l.At, l.Value(name))
+	}
 }
 
 // exportSink passes the kept spans to the Chrome trace and turns them into
