@@ -511,9 +511,9 @@ func (d *Directory) objectSpan(id int32) (start, end int64) {
 // The directory's levels, by name: the free regions in each FIFO, the
 // regions holding data, and the live links.
 const (
-	LevelFIFO1  = "fifo1_regions"
-	LevelFIFO2  = "fifo2_regions"
-	LevelInUse  = "regions_in_use"
+	LevelFIFO1 = "fifo1_regions"
+	LevelFIFO2 = "fifo2_regions"
+	LevelInUse = "regions_in_use"
 	LevelLinks = "links"
 )
 
