@@ -80,7 +80,7 @@ type System struct {
 	nodes    []*nodeState
 	dir      *kvstore.Directory // the store's index (design cpu; the FPGAs share theirs)
 	store    Store
-	route    *sim.Stream
+	router   router
 	sessions []*session
 	reqs     sim.Slots[request]
 	moves    sim.Slots[transfer]
@@ -118,7 +118,7 @@ func NewSystem(eng *sim.Engine, cfg Config, nodes []Node, dir *kvstore.Directory
 	if len(nodes) == 0 {
 		return nil, fmt.Errorf("system.nodes: at least one node")
 	}
-	s := &System{eng: eng, cfg: cfg, dir: dir, route: streams.Stream("hostcpu/routing"),
+	s := &System{eng: eng, cfg: cfg, dir: dir, router: router{migrate: cfg.MigrateFraction, rng: streams.Stream("hostcpu/routing")},
 		counts: Counts{Decisions: map[string]int64{}}}
 	s.store = cfg.Design.newStore(s)
 	for i, n := range nodes {
@@ -128,6 +128,7 @@ func NewSystem(eng *sim.Engine, cfg Config, nodes []Node, dir *kvstore.Directory
 		}
 		s.nodes = append(s.nodes, &nodeState{Node: n, index: i, cpu: cpu, residents: map[int64]*session{}})
 	}
+	s.router.nodes = len(s.nodes)
 	for _, plan := range w.Sessions {
 		if len(plan.Turns) == 0 {
 			continue
@@ -237,20 +238,13 @@ func (s *System) blockKeys(sess *session, prompt []uint32, promptLen int64) []kv
 	return s.hashedBlocks(sess, prompt, promptLen)
 }
 
-// routeTo keeps a session on its node, except for the migrating fraction
-// of resumed turns.
+// routeTo sends a turn to its node and counts migrations.
 func (s *System) routeTo(sess *session, turn workloads.Turn) int {
-	n := len(s.nodes)
-	switch {
-	case turn.Node >= 0:
-		return turn.Node % n
-	case sess.lastNode < 0:
-		return int(sess.id % int64(n))
-	case n > 1 && s.cfg.MigrateFraction > 0 && s.route.Float64() < s.cfg.MigrateFraction:
+	node, moved := s.router.route(sess.id, sess.lastNode, turn.Node)
+	if moved {
 		s.counts.Migrations++
-		return (sess.lastNode + 1 + s.route.IntN(n-1)) % n
 	}
-	return sess.lastNode
+	return node
 }
 
 // decide is claim 2: first tokens or a continuation of the history still
