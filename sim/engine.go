@@ -82,11 +82,19 @@ func (e *Engine) Trace() *Tracer { return &e.trace }
 // Schedule runs ev at time at with PriorityNormal.
 func (e *Engine) Schedule(at Time, ev Event) { e.ScheduleP(at, PriorityNormal, ev) }
 
-// After runs ev delay after now with PriorityNormal.
-func (e *Engine) After(delay Time, ev Event) { e.ScheduleP(e.now+delay, PriorityNormal, ev) }
+// After runs ev delay after now with PriorityNormal. A delay that carries
+// the time past MaxTime panics rather than wraps.
+func (e *Engine) After(delay Time, ev Event) {
+	at, ok := AddTime(e.now, delay)
+	if !ok {
+		panic(fmt.Sprintf("sim: event %s at now %v + %v overflows int64 picoseconds (MaxTime %v)", ev.name(), e.now, delay, MaxTime))
+	}
+	e.ScheduleP(at, PriorityNormal, ev)
+}
 
-// ScheduleP runs ev at time at with priority p. Scheduling before Now is a
-// programming error and panics with both times and the event.
+// ScheduleP runs ev at time at with priority p. Scheduling before Now (a
+// time that wrapped past MaxTime reads as one) is a programming error and
+// panics with both times and the event.
 func (e *Engine) ScheduleP(at Time, p Priority, ev Event) {
 	if at < e.now {
 		panic(fmt.Sprintf("sim: event %s scheduled at %v, before now %v", ev.name(), at, e.now))

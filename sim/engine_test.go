@@ -176,6 +176,16 @@ func TestSchedulingIntoThePastPanics(t *testing.T) {
 	})
 }
 
+func TestAfterPastMaxTimePanicsInsteadOfWrapping(t *testing.T) {
+	eng := NewEngine(0)
+	l := &logger{eng: eng}
+	eng.Schedule(Second, Event{Handler: l})
+	eng.Run()
+	assert.PanicsWithValue(t, "sim: event *sim.logger op 1 arg 2 at now 1s + 9223372.036854775807s overflows int64 picoseconds (MaxTime 9223372.036854775807s)", func() {
+		eng.After(MaxTime, Event{Handler: l, Op: 1, Arg: 2})
+	})
+}
+
 func TestSteadyStateAllocatesNothing(t *testing.T) {
 	eng := NewEngine(1024)
 	h := &holder{eng: eng, fixed: Nanosecond, exp: MustExponential(1e6), rng: NewStreams(1).Stream("a")}
