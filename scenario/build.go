@@ -65,6 +65,9 @@ func (r *Run) buildWorkload(streams sim.Streams) (*workloads.Workload, error) {
 	}
 	r.skippedLines = t.SkippedLines
 	t.Limit(lw.Limit)
+	if err := r.l.checkTrace(t); err != nil {
+		return nil, err
+	}
 	return t.Workload(lw.TimeScale), nil
 }
 

@@ -27,9 +27,10 @@ const (
 const MaxTime Time = math.MaxInt64
 
 // Horizon is the latest time that one input of a run (a duration, an
-// arrival, a trace's span) may stand for: a quarter of MaxTime, about 26.7
-// days, so that a run's sums of a few such times stay far from overflow.
-const Horizon Time = MaxTime / 4
+// arrival, a trace's span) may stand for: 2,000,000 s (about 23 days),
+// under a quarter of MaxTime, so that a run's sums of a few such times stay
+// far from overflow.
+const Horizon Time = 2_000_000 * Second
 
 // AddTime returns a+b, or false when the sum is outside int64 picoseconds.
 func AddTime(a, b Time) (Time, bool) {

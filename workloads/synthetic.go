@@ -81,10 +81,6 @@ const MaxSyntheticBytes = 4 << 30
 // would arrive past sim.Horizon or whose tokens would not fit
 // MaxSyntheticBytes.
 func (c SyntheticConfig) checkSize() error {
-	if span := float64(c.Sessions) / c.SessionRatePerS; span > sim.Horizon.Seconds()/2 {
-		return fmt.Errorf("workload.session_rate_per_s = %v: %d sessions arrive over about %.3g s, past half the %v limit of a run",
-			c.SessionRatePerS, c.Sessions, span, sim.Horizon)
-	}
 	turnBytes := 4*(c.FollowUpPrompt.mean(c.MaxPromptTokens)+c.Output.mean(c.MaxOutputTokens)) + turnOverheadBytes
 	sessionBytes := 4*(float64(c.SystemPromptTokens)+c.FirstPrompt.mean(c.MaxPromptTokens)) + c.TurnsMean*turnBytes
 	if est := float64(c.Sessions) * sessionBytes; est > MaxSyntheticBytes {
@@ -97,6 +93,10 @@ func (c SyntheticConfig) checkSize() error {
 		}
 		return fmt.Errorf("%s: %d sessions of %v turns (system prompt %d tokens) would take about %.3g GB, more than the %d GB limit",
 			key, c.Sessions, c.TurnsMean, c.SystemPromptTokens, est/1e9, MaxSyntheticBytes>>30)
+	}
+	if span := float64(c.Sessions) / c.SessionRatePerS; span > sim.Horizon.Seconds()/2 {
+		return fmt.Errorf("workload.session_rate_per_s = %v: %d sessions arrive over about %.3g s, past half the %v limit of a run",
+			c.SessionRatePerS, c.Sessions, span, sim.Horizon)
 	}
 	return nil
 }

@@ -3,8 +3,8 @@ package workloads
 import (
 	"bufio"
 	"cmp"
-	"errors"
 	"compress/gzip"
+	"errors"
 	"fmt"
 	"io"
 	"os"
