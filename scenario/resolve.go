@@ -86,6 +86,23 @@ func (r *resolver) floatIn(key string, v, lo, hi float64) {
 	}
 }
 
+// culprit picks the key to blame for a failure that several keys cause
+// together: the first set by --set, else the first set in a file, else the
+// first.
+func (r *resolver) culprit(keys ...string) string {
+	for _, from := range []func(where string) bool{
+		func(w string) bool { return strings.HasPrefix(w, "--set ") },
+		func(w string) bool { return w != "(default)" && !strings.HasPrefix(w, "(default):") },
+	} {
+		for _, k := range keys {
+			if from(r.l.Where(k)) {
+				return k
+			}
+		}
+	}
+	return keys[0]
+}
+
 func (r *resolver) check(key string, err error) {
 	if err != nil {
 		r.fail(key, "%v", err)
@@ -160,7 +177,7 @@ func (r *resolver) resolveAccelerator(sc *Scenario, out *resolved) {
 		r.check("accelerator.tp", m.Validate(tp))
 	}
 	node, err := accel.NewNode(m, dev, tp, wdt, kvdt, int64(a.ReserveGB*1e9), r.decoding(a.Decoding, m, kvdt))
-	r.check("model", err)
+	r.check(r.culprit("model", "accelerator.reserve_gb", "accelerator.tp", "accelerator.device", "accelerator.weight_dtype"), err)
 	if r.err != nil {
 		return
 	}
@@ -232,6 +249,9 @@ func (r *resolver) resolveFPGA(sc *Scenario, out *resolved) {
 	scheme := fpga.Scheme(r.oneOf("fpga.hashing", f.Hashing, "patent", "block"))
 	out.host.Scheme = scheme
 	r.intIn("fpga.block_tokens", int64(f.BlockTokens), 1, 1<<20)
+	r.intIn("fpga.hash_lanes", int64(f.HashLanes), 1, 64)
+	r.intIn("fpga.query_tasks", int64(f.QueryTasks), 1, 1024)
+	r.intIn("fpga.export_tasks", int64(f.ExportTasks), 1, 1024)
 	out.host.BlockTokens = int64(f.BlockTokens)
 	bucketsLog2, err := fpga.BucketsLog2(f.Buckets)
 	r.check("fpga.buckets", err)
@@ -275,7 +295,7 @@ func (r *resolver) resolveFPGA(sc *Scenario, out *resolved) {
 	if placement == fpga.PlaceHBM {
 		placementBytes = memory.HBM2_U55C().CapacityBytes()
 	}
-	r.check("fpga", cfg.Validate(placementBytes))
+	r.check(r.culprit("fpga.placement", "fpga.buckets", "storage.capacity", "fpga.region_mib", "cpu.host_memory"), cfg.Validate(placementBytes))
 	out.fpga = cfg
 	out.host.HashSeed = sc.Seed
 	out.ssd.CapacityBytes = storage
