@@ -65,14 +65,7 @@ func TestTraceReproducersAreLineErrors(t *testing.T) {
 			if c.format == "ragpulse" {
 				path = ragpulseDir(t, text)
 			}
-			_, err := ReadTrace(c.format, path, false)
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), path+c.want)
-			tr, err := ReadTrace(c.format, path, true)
-			require.NoError(t, err, "skip_bad_lines keeps the good line")
-			assert.Equal(t, 1, tr.SkippedLines)
-			require.Len(t, tr.Requests, 1)
-			assert.Equal(t, 1, tr.Stats().Requests, "the bad line is not counted")
+			assertOneBadLine(t, c.format, path, path+c.want)
 		})
 	}
 }

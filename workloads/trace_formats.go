@@ -123,6 +123,7 @@ func azureHeader(path string) func(text string) error {
 
 func parseAzure(path string) lineParser {
 	var first time.Time
+	started := false // first may be the zero time (year 0001)
 	return func(text string, line int) (TraceRequest, error) {
 		fields := strings.Split(strings.TrimSpace(text), ",")
 		if len(fields) != 3 {
@@ -142,8 +143,8 @@ func parseAzure(path string) lineParser {
 		if err != nil {
 			return TraceRequest{}, err
 		}
-		if first.IsZero() {
-			first = at
+		if !started {
+			first, started = at, true
 		}
 		since := at.Sub(first)
 		if since > time.Duration(sim.Horizon/sim.Nanosecond) || since < -time.Duration(sim.Horizon/sim.Nanosecond) {
