@@ -216,10 +216,14 @@ type Result struct {
 }
 
 // Execute runs the system to the end of its workload; an invariant
-// violation is an error naming the time, operation and region or link.
+// violation is an error naming the time, operation and region or link, and
+// a load that carries simulated time past sim.MaxTime an error naming the
+// event.
 func (r *Run) Execute() (*Result, error) {
 	start := time.Now()
-	r.eng.Run()
+	if err := r.eng.RunChecked(); err != nil {
+		return nil, err
+	}
 	wall := time.Since(start)
 	if err := r.sys.Failure(); err != nil {
 		return nil, err
