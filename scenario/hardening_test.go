@@ -14,10 +14,10 @@ import (
 
 // loadAndBuild loads a scenario (a file when text is not empty) and builds
 // it, returning the first error.
-func loadAndBuild(t testing.TB, text string, sets []string) error {
+func loadAndBuild(t *testing.T, text string, sets []string) error {
 	path := ""
 	if text != "" {
-		path = writeScenario(t.(*testing.T), text)
+		path = writeScenario(t, text)
 	}
 	l, err := Load(path, sets)
 	if err != nil {

@@ -217,10 +217,7 @@ func TestTraceWorkloadErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			l, err := Load("", c.sets)
-			if err == nil {
-				_, err = Build(l)
-			}
+			err := loadAndBuild(t, "", c.sets)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), c.want)
 		})
