@@ -66,6 +66,9 @@ func (r *Run) buildWorkload(streams sim.Streams) (*workloads.Workload, error) {
 	}
 	r.skippedLines = t.SkippedLines
 	t.Limit(lw.Limit)
+	if err := r.l.checkTrace(t); err != nil {
+		return nil, err
+	}
 	return t.Workload(lw.TimeScale), nil
 }
 
@@ -217,10 +220,14 @@ type Result struct {
 }
 
 // Execute runs the system to the end of its workload; an invariant
-// violation is an error naming the time, operation and region or link.
+// violation is an error naming the time, operation and region or link, and
+// a load that carries simulated time past sim.MaxTime an error naming the
+// event.
 func (r *Run) Execute() (*Result, error) {
 	start := time.Now()
-	r.eng.Run()
+	if err := r.eng.RunChecked(); err != nil {
+		return nil, err
+	}
 	wall := time.Since(start)
 	if err := r.sys.Failure(); err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package scenario
 import (
 	_ "embed"
 	"fmt"
+	"io"
 	"os"
 	"reflect"
 	"sort"
@@ -58,7 +59,7 @@ func Load(path string, sets []string) (*Loaded, error) {
 	if path == "" {
 		return load(nil, "", sets)
 	}
-	data, err := os.ReadFile(path)
+	data, err := readBounded(path)
 	if err != nil {
 		return nil, &Error{Where: path, Msg: fmt.Sprintf("cannot read the scenario: %v", err)}
 	}
@@ -66,6 +67,27 @@ func Load(path string, sets []string) (*Loaded, error) {
 		return nil, &Error{Where: path, Msg: "the scenario file is empty"}
 	}
 	return load(data, path, sets)
+}
+
+// MaxScenarioBytes bounds a scenario file: far more than any scenario
+// needs, and read no further (a device such as /dev/zero never ends).
+const MaxScenarioBytes = 1 << 20
+
+// readBounded reads a file of at most MaxScenarioBytes.
+func readBounded(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxScenarioBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxScenarioBytes {
+		return nil, fmt.Errorf("larger than the %d KiB limit of a scenario file", MaxScenarioBytes>>10)
+	}
+	return data, nil
 }
 
 // LoadBytes is Load for a scenario held in memory (named name in errors).
@@ -114,10 +136,15 @@ func (l *Loaded) walk(n *yaml.Node, v reflect.Value, prefix, src string) error {
 	if n.Kind != yaml.MappingNode {
 		return &Error{Where: fmt.Sprintf("%s:%d", src, n.Line), Key: strings.TrimSuffix(prefix, "."), Msg: "expected a mapping of keys"}
 	}
+	seen := map[string]int{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, val := n.Content[i], n.Content[i+1]
 		key := prefix + k.Value
 		where := fmt.Sprintf("%s:%d", src, k.Line)
+		if line, dup := seen[k.Value]; dup {
+			return &Error{Where: where, Key: key, Msg: fmt.Sprintf("set twice, on lines %d and %d", line, k.Line)}
+		}
+		seen[k.Value] = k.Line
 		f, ok := fieldByTag(v, k.Value)
 		if !ok {
 			return &Error{Where: where, Key: key, Msg: "unknown key (valid keys here: " + strings.Join(tags(v.Type()), ", ") + ")"}
@@ -128,8 +155,8 @@ func (l *Loaded) walk(n *yaml.Node, v reflect.Value, prefix, src string) error {
 			}
 			continue
 		}
-		if err := val.Decode(f.Addr().Interface()); err != nil {
-			return &Error{Where: where, Key: key, Msg: fmt.Sprintf("cannot use %q: want %s", val.Value, kindName(f))}
+		if err := decodeLeaf(val, f); err != nil {
+			return &Error{Where: where, Key: key, Msg: err.Error()}
 		}
 		l.where[key] = where
 	}
@@ -160,12 +187,51 @@ func (l *Loaded) set(s string) error {
 		if f.Kind() == reflect.Struct {
 			return &Error{Where: where, Key: key, Msg: "is a section; set one of its keys: " + strings.Join(tags(f.Type()), ", ")}
 		}
-		if err := yaml.Unmarshal([]byte(value), f.Addr().Interface()); err != nil {
-			return &Error{Where: where, Key: key, Msg: fmt.Sprintf("cannot use %q: want %s", value, kindName(f))}
+		if err := setLeaf(value, f); err != nil {
+			return &Error{Where: where, Key: key, Msg: err.Error()}
 		}
 	}
 	l.where[key] = where
 	return nil
+}
+
+// setLeaf decodes a --set value: YAML, or for a string key an empty value.
+func setLeaf(value string, f reflect.Value) error {
+	if strings.TrimSpace(value) == "" && f.Kind() == reflect.String {
+		f.SetString("")
+		return nil
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(value), &doc); err != nil || len(doc.Content) == 0 {
+		return fmt.Errorf("cannot use %q: want %s", value, kindName(f))
+	}
+	return decodeLeaf(doc.Content[0], f)
+}
+
+// decodeLeaf decodes a scalar into a field. An empty value (null) is an
+// error, not the default; a whole-number key takes only a whole number in
+// its type's range.
+func decodeLeaf(n *yaml.Node, f reflect.Value) error {
+	switch {
+	case n.Kind != yaml.ScalarNode:
+		return fmt.Errorf("want %s, not a mapping or a list", kindName(f))
+	case n.Tag == "!!null":
+		return fmt.Errorf("empty value %q: want %s", n.Value, kindName(f))
+	case isWhole(f) && n.Tag != "!!int":
+		return fmt.Errorf("cannot use %q: want %s in range", n.Value, kindName(f))
+	}
+	if err := n.Decode(f.Addr().Interface()); err != nil {
+		return fmt.Errorf("cannot use %q: want %s", n.Value, kindName(f))
+	}
+	return nil
+}
+
+func isWhole(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.Int, reflect.Int64, reflect.Uint64:
+		return true
+	}
+	return false
 }
 
 // Keys returns every settable dotted key of the schema, sorted.

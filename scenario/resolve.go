@@ -64,13 +64,22 @@ func pick[E any](r *resolver, key, value string, parse func(string) (E, error)) 
 	return v
 }
 
-func (r *resolver) duration(key, value string) sim.Time {
+// duration reads a duration key of at most limit.
+func (r *resolver) duration(key, value string, limit sim.Time) sim.Time {
 	t, err := sim.ParseTime(value)
 	if err != nil {
 		r.fail(key, "%v", err)
 	}
+	if t > limit {
+		r.fail(key, "%v is more than the limit of %v", t, limit)
+	}
 	return t
 }
+
+// maxOverhead bounds a per-operation overhead or latency: a second is
+// far beyond any measured one (docs/scenario.md), and keeps a run's sums of
+// them far from sim.Horizon.
+const maxOverhead = sim.Second
 
 func (r *resolver) intIn(key string, v, lo, hi int64) {
 	if v < lo || v > hi {
@@ -82,6 +91,23 @@ func (r *resolver) floatIn(key string, v, lo, hi float64) {
 	if !(v >= lo && v <= hi) || math.IsNaN(v) {
 		r.fail(key, "%v is out of range (allowed: %v to %v)", v, lo, hi)
 	}
+}
+
+// culprit picks the key to blame for a failure that several keys cause
+// together: the first set by --set, else the first set in a file, else the
+// first.
+func (r *resolver) culprit(keys ...string) string {
+	for _, from := range []func(where string) bool{
+		func(w string) bool { return strings.HasPrefix(w, "--set ") },
+		func(w string) bool { return w != "(default)" && !strings.HasPrefix(w, "(default):") },
+	} {
+		for _, k := range keys {
+			if from(r.l.Where(k)) {
+				return k
+			}
+		}
+	}
+	return keys[0]
 }
 
 func (r *resolver) check(key string, err error) {
@@ -117,7 +143,7 @@ func (r *resolver) resolveSystem(sc *Scenario, out *resolved) {
 	}
 	r.floatIn("system.network_gbps", s.NetworkGbps, 0.001, 1e6)
 	out.network = sim.Bandwidth(s.NetworkGbps * 1e9 / 8)
-	out.netLatency = r.duration("system.network_latency", s.NetworkLatency)
+	out.netLatency = r.duration("system.network_latency", s.NetworkLatency, maxOverhead)
 }
 
 func (r *resolver) resolveAccelerator(sc *Scenario, out *resolved) {
@@ -128,6 +154,9 @@ func (r *resolver) resolveAccelerator(sc *Scenario, out *resolved) {
 		m, tp = tinyModel(out.functional.model), 1
 	} else if sc.Model == "custom" {
 		c := sc.CustomModel
+		if !r.customShape(c) {
+			return
+		}
 		m = accel.Model{Name: "custom", Layers: c.Layers, Hidden: c.Hidden, Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim,
 			Intermediate: c.Intermediate, Vocab: c.Vocab, Params: int64(c.ParamsB * 1e9), ActiveParams: int64(c.ParamsB * 1e9), Attention: accel.GQA}
 	} else {
@@ -151,8 +180,14 @@ func (r *resolver) resolveAccelerator(sc *Scenario, out *resolved) {
 	if r.err != nil {
 		return
 	}
+	if m.Validate(1) == nil {
+		r.check("accelerator.tp", m.Validate(tp))
+	}
 	node, err := accel.NewNode(m, dev, tp, wdt, kvdt, int64(a.ReserveGB*1e9), r.decoding(a.Decoding, m, kvdt))
-	r.check("model", err)
+	r.check(r.culprit("model", "accelerator.reserve_gb", "accelerator.tp", "accelerator.device", "accelerator.weight_dtype"), err)
+	if r.err != nil {
+		return
+	}
 	out.node, out.kvBlock = node, int64(a.KVBlockTokens)
 	if a.KVCapacity != "auto" {
 		var err error
@@ -164,6 +199,23 @@ func (r *resolver) resolveAccelerator(sc *Scenario, out *resolved) {
 	if out.functional != nil {
 		out.host.KVBytesPerToken = int64(m.Layers) * int64(2*m.KVHeads*m.HeadDim) * 4 // float32
 	}
+	if block := out.host.KVBytesPerToken * out.kvBlock; out.kvCapacity > 0 && out.kvCapacity < block {
+		r.fail("accelerator.kv_capacity", "%s is less than one %d-token block of %d B", a.KVCapacity, out.kvBlock, block)
+	}
+}
+
+// customShape checks model: custom's shape key by key; false if one is
+// out of range.
+func (r *resolver) customShape(c CustomModel) bool {
+	for _, f := range []struct {
+		key string
+		v   int
+	}{{"layers", c.Layers}, {"hidden", c.Hidden}, {"heads", c.Heads}, {"kv_heads", c.KVHeads}, {"head_dim", c.HeadDim},
+		{"intermediate", c.Intermediate}, {"vocab", c.Vocab}} {
+		r.intIn("custom_model."+f.key, int64(f.v), 1, 1<<24)
+	}
+	r.floatIn("custom_model.params_b", c.ParamsB, 1e-6, 1e5)
+	return r.err == nil
 }
 
 // decoding is the decode step's kernel cost: beam search charges every
@@ -180,9 +232,9 @@ func (r *resolver) resolveCPU(sc *Scenario, out *resolved) {
 	c := sc.CPU
 	r.intIn("cpu.cores", int64(c.Cores), 1, 4096)
 	out.host.CPUCores = c.Cores
-	out.host.RequestOverhead = r.duration("cpu.request_overhead", c.RequestOverhead)
-	out.host.DecisionOverhead = r.duration("cpu.decision_overhead", c.DecisionOverhead)
-	out.host.HostAccessLatency = r.duration("cpu.host_access", c.HostAccess)
+	out.host.RequestOverhead = r.duration("cpu.request_overhead", c.RequestOverhead, maxOverhead)
+	out.host.DecisionOverhead = r.duration("cpu.decision_overhead", c.DecisionOverhead, maxOverhead)
+	out.host.HostAccessLatency = r.duration("cpu.host_access", c.HostAccess, maxOverhead)
 	r.floatIn("cpu.hash_gbps", c.HashGBps, 0.001, 1e4)
 	out.host.CPUHashBandwidth = sim.Bandwidth(c.HashGBps * 1e9)
 	var err error
@@ -204,6 +256,9 @@ func (r *resolver) resolveFPGA(sc *Scenario, out *resolved) {
 	scheme := pick(r, "fpga.hashing", f.Hashing, kvstore.ParseScheme)
 	out.host.Scheme = scheme
 	r.intIn("fpga.block_tokens", int64(f.BlockTokens), 1, 1<<20)
+	r.intIn("fpga.hash_lanes", int64(f.HashLanes), 1, 64)
+	r.intIn("fpga.query_tasks", int64(f.QueryTasks), 1, 1024)
+	r.intIn("fpga.export_tasks", int64(f.ExportTasks), 1, 1024)
 	out.host.BlockTokens = int64(f.BlockTokens)
 	bucketsLog2, err := kvstore.BucketsLog2(f.Buckets)
 	r.check("fpga.buckets", err)
@@ -228,8 +283,8 @@ func (r *resolver) resolveFPGA(sc *Scenario, out *resolved) {
 	m := out.node.Model
 	k, v := m.KVWidth()
 	dir := kvstore.DirectoryConfig{Scheme: scheme, BlockTokens: int64(f.BlockTokens), BucketsLog2: bucketsLog2, RegionBytes: region,
-		StorageBytes: storage, FreeDelay: r.duration("fpga.free_delay", f.FreeDelay), Policy: policy, DeleteSuperseded: supersede,
-		TTL: r.duration("fpga.ttl", f.TTL), Layout: layout, Mode: mode,
+		StorageBytes: storage, FreeDelay: r.duration("fpga.free_delay", f.FreeDelay, sim.Horizon), Policy: policy, DeleteSuperseded: supersede,
+		TTL: r.duration("fpga.ttl", f.TTL, sim.Horizon), Layout: layout, Mode: mode,
 		Shape: kvstore.KVShape{Layers: m.Layers, KWidth: k, VWidth: v, ElemBytes: int(out.node.KVDType.Bytes())}, CheckInvariants: f.CheckInvariants}
 	if out.functional != nil {
 		dir.Shape.ElemBytes = 4 // tinylm's float32
@@ -245,7 +300,7 @@ func (r *resolver) resolveFPGA(sc *Scenario, out *resolved) {
 	if placement == fpga.PlaceHBM {
 		placementBytes = memory.HBM2_U55C().CapacityBytes()
 	}
-	r.check("fpga", cfg.Validate(placementBytes))
+	r.check(r.culprit("fpga.placement", "fpga.buckets", "storage.capacity", "fpga.region_mib", "cpu.host_memory"), cfg.Validate(placementBytes))
 	out.fpga = cfg
 	out.host.HashSeed = sc.Seed
 	out.ssd.CapacityBytes = storage
@@ -285,13 +340,47 @@ func (r *resolver) resolveWorkload(sc *Scenario, out *resolved) {
 		c.Vocab = out.node.Model.Vocab
 	}
 	if err := c.Validate(); err != nil {
-		key := "workload"
-		if strings.HasPrefix(err.Error(), "workload.") {
-			key, _, _ = strings.Cut(err.Error(), " ")
+		key, msg := "workload", err.Error()
+		if strings.HasPrefix(msg, "workload.") {
+			key, _, _ = strings.Cut(msg, " ")
+			key = strings.TrimSuffix(key, ":")
+			msg = strings.TrimPrefix(msg, key+": ")
 		}
-		r.fail(key, "%v", err)
+		r.fail(key, "%s", msg)
 	}
 	out.synthetic = c
+	if w.Kind == "synthetic" && r.err == nil {
+		r.checkWork(float64(c.Sessions)*c.TurnsMean, out)
+	}
+}
+
+// checkWork refuses a run whose requests' fixed overheads alone, one after
+// another, would pass half of sim.Horizon: an estimate from the inputs, so
+// that no accepted scenario overflows simulated time.
+func (r *resolver) checkWork(requests float64, out *resolved) {
+	per := out.host.RequestOverhead + out.host.DecisionOverhead + out.host.HostAccessLatency + 2*out.netLatency
+	if total := requests * per.Seconds(); total > sim.Horizon.Seconds()/2 {
+		r.fail("cpu.request_overhead", "about %.3g requests of %v overheads each (cpu.request_overhead, cpu.decision_overhead, cpu.host_access, 2 x system.network_latency) take %.3g s, more than half the %v limit of a run",
+			requests, per, total, sim.Horizon)
+	}
+}
+
+// checkTrace holds a read trace against the scenario: its arrivals scaled
+// by workload.time_scale within sim.Horizon, its pinned nodes within
+// system.nodes, its overheads within the horizon.
+func (l *Loaded) checkTrace(t *workloads.Trace) error {
+	r := &resolver{l: l}
+	last := t.Requests[len(t.Requests)-1]
+	if at, ok := sim.ScaleTime(last.Arrival, l.Workload.TimeScale); !ok || at > sim.Horizon {
+		r.fail("workload.time_scale", "%v x the last arrival %v (%s:%d) is past the %v limit of a run", l.Workload.TimeScale, last.Arrival, t.Path, last.Line, sim.Horizon)
+	}
+	for _, q := range t.Requests {
+		if q.Node >= l.System.Nodes && r.err == nil {
+			r.err = &workloads.LineError{Path: t.Path, Line: q.Line, Field: "node", Msg: fmt.Sprintf("%d: the system has %d node(s) (system.nodes)", q.Node, l.System.Nodes)}
+		}
+	}
+	r.checkWork(float64(len(t.Requests)), l.resolved)
+	return r.err
 }
 
 // ParseSize reads a size such as "4TB", "512 GiB" or "1500000B": decimal

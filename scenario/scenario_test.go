@@ -38,7 +38,7 @@ func TestLoadErrorsNameFileLineAndKey(t *testing.T) {
 		{"bad size", "storage:\n  capacity: lots\n", nil, `scenario.yaml:2: key storage.capacity: size "lots"`},
 		{"buckets", "fpga:\n  buckets: 1000\n", nil, "scenario.yaml:2: key fpga.buckets: fpga: buckets = 1000: must be a power of two"},
 		{"unknown preset", "model: gpt-9\n", nil, `scenario.yaml:1: key model: unknown model "gpt-9": valid models are deepseek-v3`},
-		{"does not fit", "accelerator:\n  tp: 1\n", nil, "key model: model \"llama-3-70b\" does not fit 1 x h100-sxm"},
+		{"does not fit", "accelerator:\n  tp: 1\n", nil, "scenario.yaml:2: key accelerator.tp: model \"llama-3-70b\" does not fit 1 x h100-sxm"},
 		{"not a mapping", "system: 3\n", nil, "scenario.yaml:1: key system: expected a mapping of keys"},
 		{"bad yaml", "system: [\n", nil, "scenario.yaml: "},
 		{"set unknown", "seed: 2\n", []string{"fpga.lanes=4"}, "--set fpga.lanes=4: key fpga.lanes: unknown key"},
@@ -217,10 +217,7 @@ func TestTraceWorkloadErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			l, err := Load("", c.sets)
-			if err == nil {
-				_, err = Build(l)
-			}
+			err := loadAndBuild(t, "", c.sets)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), c.want)
 		})

@@ -82,17 +82,56 @@ func (e *Engine) Trace() *Tracer { return &e.trace }
 // Schedule runs ev at time at with PriorityNormal.
 func (e *Engine) Schedule(at Time, ev Event) { e.ScheduleP(at, PriorityNormal, ev) }
 
-// After runs ev delay after now with PriorityNormal.
-func (e *Engine) After(delay Time, ev Event) { e.ScheduleP(e.now+delay, PriorityNormal, ev) }
+// After runs ev delay after now with PriorityNormal. A delay that carries
+// the time past MaxTime panics with an *Overflow rather than wraps.
+func (e *Engine) After(delay Time, ev Event) {
+	at, ok := AddTime(e.now, delay)
+	if !ok {
+		panic(&Overflow{Event: ev.name(), Now: e.now, What: fmt.Sprintf("now + %v", delay)})
+	}
+	e.ScheduleP(at, PriorityNormal, ev)
+}
 
 // ScheduleP runs ev at time at with priority p. Scheduling before Now is a
-// programming error and panics with both times and the event.
+// programming error and panics with both times and the event; a negative
+// time, a sum that wrapped past MaxTime, panics with an *Overflow.
 func (e *Engine) ScheduleP(at Time, p Priority, ev Event) {
+	if at < e.now && at < 0 {
+		panic(&Overflow{Event: ev.name(), Now: e.now, What: fmt.Sprintf("%v (a time past MaxTime, wrapped)", at)})
+	}
 	if at < e.now {
 		panic(fmt.Sprintf("sim: event %s scheduled at %v, before now %v", ev.name(), at, e.now))
 	}
 	e.seq++
 	e.push(entry{at: at, order: uint64(p)<<seqBits | e.seq, ev: ev})
+}
+
+// Overflow is the panic of an event that would pass MaxTime: a run whose
+// load carries simulated time past what int64 picoseconds hold.
+type Overflow struct {
+	Event string // the handler (the component), op and arg
+	Now   Time
+	What  string // the time asked for
+}
+
+func (o *Overflow) Error() string {
+	return fmt.Sprintf("sim: at %v, event %s at %s passes MaxTime (%v): the run's simulated time overflows int64 picoseconds", o.Now, o.Event, o.What, MaxTime)
+}
+
+// RunChecked is Run that returns an *Overflow as an error instead of
+// panicking; any other panic goes on.
+func (e *Engine) RunChecked() (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			o, ok := v.(*Overflow)
+			if !ok {
+				panic(v)
+			}
+			err = o
+		}
+	}()
+	e.Run()
+	return nil
 }
 
 // Stop makes Run or RunUntil return after the event being handled.

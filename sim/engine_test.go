@@ -176,6 +176,30 @@ func TestSchedulingIntoThePastPanics(t *testing.T) {
 	})
 }
 
+func TestAfterPastMaxTimePanicsInsteadOfWrapping(t *testing.T) {
+	eng := NewEngine(0)
+	l := &logger{eng: eng}
+	eng.Schedule(Second, Event{Handler: l})
+	eng.Run()
+	assert.PanicsWithError(t, (&Overflow{Event: "*sim.logger op 1 arg 2", Now: Second, What: "now + 9223372.036854775807s"}).Error(),
+		func() { eng.After(MaxTime, Event{Handler: l, Op: 1, Arg: 2}) })
+	assert.PanicsWithError(t, "sim: at 1s, event *sim.logger op 0 arg 0 at -5s (a time past MaxTime, wrapped) passes MaxTime (9223372.036854775807s): the run's simulated time overflows int64 picoseconds",
+		func() { eng.Schedule(-5*Second, Event{Handler: l}) })
+}
+
+// overflower schedules its next event ever further until time overflows.
+type overflower struct{ eng *Engine }
+
+func (o *overflower) Handle(Event) { o.eng.After(MaxTime/3, Event{Handler: o}) }
+
+func TestRunCheckedReturnsAnOverflow(t *testing.T) {
+	eng := NewEngine(0)
+	eng.Schedule(0, Event{Handler: &overflower{eng}})
+	err := eng.RunChecked()
+	assert.EqualError(t, err, "sim: at 9223372.036854775806s, event *sim.overflower op 0 arg 0 at now + 3074457.345618258602s passes MaxTime (9223372.036854775807s): the run's simulated time overflows int64 picoseconds")
+	assert.Panics(t, func() { _ = NewEngine(0).RunChecked(); panic("other panics go on") })
+}
+
 func TestSteadyStateAllocatesNothing(t *testing.T) {
 	eng := NewEngine(1024)
 	h := &holder{eng: eng, fixed: Nanosecond, exp: MustExponential(1e6), rng: NewStreams(1).Stream("a")}

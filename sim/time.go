@@ -26,6 +26,31 @@ const (
 // MaxTime is the largest representable time; it stands for "never".
 const MaxTime Time = math.MaxInt64
 
+// Horizon is the latest time that one input of a run (a duration, an
+// arrival, a trace's span) may stand for: 2,000,000 s (about 23 days),
+// under a quarter of MaxTime, so that a run's sums of a few such times stay
+// far from overflow.
+const Horizon Time = 2_000_000 * Second
+
+// AddTime returns a+b, or false when the sum is outside int64 picoseconds.
+func AddTime(a, b Time) (Time, bool) {
+	s := a + b
+	if (b > 0 && s < a) || (b < 0 && s > a) {
+		return 0, false
+	}
+	return s, true
+}
+
+// ScaleTime returns t times k rounded to the picosecond, or false when k is
+// not finite or the product is outside int64 picoseconds.
+func ScaleTime(t Time, k float64) (Time, bool) {
+	p := float64(t) * k
+	if math.IsNaN(p) || p >= float64(MaxTime) || p <= -float64(MaxTime) {
+		return 0, false
+	}
+	return Time(math.Round(p)), true
+}
+
 // timeUnits lists the printable units, largest first.
 var timeUnits = []struct {
 	name string

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -74,5 +75,45 @@ func TestTimeRound(t *testing.T) {
 	}
 	for _, c := range cases {
 		assert.Equal(t, c.want, c.in.Round(c.unit), "%d round %d", c.in, c.unit)
+	}
+}
+
+func TestAddTimeRefusesOverflow(t *testing.T) {
+	cases := []struct {
+		a, b Time
+		want Time
+		ok   bool
+	}{
+		{Second, Second, 2 * Second, true},
+		{MaxTime, 0, MaxTime, true},
+		{MaxTime, Picosecond, 0, false},
+		{MaxTime / 2, MaxTime/2 + 2, 0, false},
+		{-MaxTime, -2, 0, false},
+		{Horizon, 3 * Horizon, 4 * Horizon, true},
+	}
+	for _, c := range cases {
+		got, ok := AddTime(c.a, c.b)
+		assert.Equal(t, c.ok, ok, "%v + %v", c.a, c.b)
+		assert.Equal(t, c.want, got, "%v + %v", c.a, c.b)
+	}
+}
+
+func TestScaleTimeRefusesOverflow(t *testing.T) {
+	cases := []struct {
+		t    Time
+		k    float64
+		want Time
+		ok   bool
+	}{
+		{Second, 0.5, 500 * Millisecond, true},
+		{Second, 1e9, 0, false},
+		{Horizon, 5, 0, false},
+		{Second, math.NaN(), 0, false},
+		{Second, math.Inf(1), 0, false},
+	}
+	for _, c := range cases {
+		got, ok := ScaleTime(c.t, c.k)
+		assert.Equal(t, c.ok, ok, "%v x %v", c.t, c.k)
+		assert.Equal(t, c.want, got, "%v x %v", c.t, c.k)
 	}
 }

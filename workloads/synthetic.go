@@ -70,7 +70,45 @@ func (c SyntheticConfig) Validate() error {
 			return fmt.Errorf("workload.%s: median %v and p90 %v: need 0 < median <= p90", f.name, f.fit.Median, f.fit.P90)
 		}
 	}
+	return c.checkSize()
+}
+
+// MaxSyntheticBytes bounds the memory a synthetic workload's tokens may
+// take (estimated before drawing them).
+const MaxSyntheticBytes = 4 << 30
+
+// checkSize refuses, before anything is drawn, a workload whose sessions
+// would arrive past sim.Horizon or whose tokens would not fit
+// MaxSyntheticBytes.
+func (c SyntheticConfig) checkSize() error {
+	turnBytes := 4*(c.FollowUpPrompt.mean(c.MaxPromptTokens)+c.Output.mean(c.MaxOutputTokens)) + turnOverheadBytes
+	sessionBytes := 4*(float64(c.SystemPromptTokens)+c.FirstPrompt.mean(c.MaxPromptTokens)) + c.TurnsMean*turnBytes
+	if est := float64(c.Sessions) * sessionBytes; est > MaxSyntheticBytes {
+		key := "workload.sessions"
+		switch {
+		case 4*float64(c.SystemPromptTokens) > c.TurnsMean*turnBytes:
+			key = "workload.system_prompt_tokens"
+		case c.TurnsMean > float64(c.Sessions):
+			key = "workload.turns_mean"
+		}
+		return fmt.Errorf("%s: %d sessions of %v turns (system prompt %d tokens) would take about %.3g GB, more than the %d GB limit",
+			key, c.Sessions, c.TurnsMean, c.SystemPromptTokens, est/1e9, MaxSyntheticBytes>>30)
+	}
+	if span := float64(c.Sessions) / c.SessionRatePerS; span > sim.Horizon.Seconds()/2 {
+		return fmt.Errorf("workload.session_rate_per_s = %v: %d sessions arrive over about %.3g s, past half the %v limit of a run",
+			c.SessionRatePerS, c.Sessions, span, sim.Horizon)
+	}
 	return nil
+}
+
+// turnOverheadBytes is a turn's memory beside its tokens.
+const turnOverheadBytes = 128
+
+// mean is the lognormal's mean, clamped to maxTokens: sigma from the p90's
+// z-score of 1.2816.
+func (f LengthFit) mean(maxTokens int) float64 {
+	sigma := math.Log(f.P90/f.Median) / 1.2815515655446004
+	return min(f.Median*math.Exp(sigma*sigma/2), float64(maxTokens))
 }
 
 // Synthetic draws a workload; each session draws from its own stream, so a
@@ -102,8 +140,11 @@ func Synthetic(c SyntheticConfig, streams sim.Streams) (*Workload, error) {
 	start := sim.Time(0)
 	for id := range c.Sessions {
 		start += sim.TimeOf(arrivals.ExpFloat64() / c.SessionRatePerS * 1e12)
+		if start > sim.Horizon {
+			return nil, fmt.Errorf("workload.session_rate_per_s = %v: session %d would start past the %v limit of a run", c.SessionRatePerS, id, sim.Horizon)
+		}
 		r := streams.Stream(fmt.Sprintf("workload/session/%d", id))
-		s := Session{ID: int64(id), Start: start}
+		s, end := Session{ID: int64(id), Start: start}, start
 		for t := range int(turns.Sample(r)) {
 			fit, prefix := dists["follow"], []uint32(nil)
 			if t == 0 {
@@ -120,6 +161,10 @@ func Synthetic(c SyntheticConfig, streams sim.Streams) (*Workload, error) {
 					gap, turn.Interrupted = gap+dists["interrupt"].Sample(r), true
 				}
 				turn.Gap = sim.TimeOf(gap * 1e12)
+				var ok bool
+				if end, ok = sim.AddTime(end, turn.Gap); !ok || end > sim.Horizon {
+					return nil, fmt.Errorf("workload.turns_mean = %v: session %d's turn %d would arrive past the %v limit of a run", c.TurnsMean, id, t, sim.Horizon)
+				}
 			}
 			s.Turns = append(s.Turns, turn)
 		}

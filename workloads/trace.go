@@ -2,7 +2,9 @@ package workloads
 
 import (
 	"bufio"
+	"cmp"
 	"compress/gzip"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -69,12 +71,12 @@ type lineParser func(text string, line int) (TraceRequest, error)
 func ReadTrace(format, path string, skipBad bool) (*Trace, error) {
 	t := &Trace{Format: format, Path: path}
 	var parse lineParser
-	header := false
+	var header func(text string) error
 	switch format {
 	case "mooncake":
 		parse, t.BlockTokens = parseMooncake(path), MooncakeBlockTokens
 	case "azure":
-		parse, header = parseAzure(path), true
+		parse, header = parseAzure(path), azureHeader(path)
 	case "ragpulse":
 		chunks, err := readChunkLengths(filepath.Dir(path))
 		if err != nil {
@@ -86,17 +88,22 @@ func ReadTrace(format, path string, skipBad bool) (*Trace, error) {
 	default:
 		return nil, fmt.Errorf("trace format %q: known formats are %s", format, strings.Join(TraceFormats, ", "))
 	}
-	err := eachLine(path, header, func(text string, line int) error {
-		r, err := parse(text, line)
+	var firstBad error
+	err := eachLine(path, header, func(text string, line int, err error) error {
+		var r TraceRequest
+		if err == nil {
+			r, err = parse(text, line)
+		}
 		if err == nil {
 			err = t.checkOrder(r, line)
 		}
 		if err != nil {
-			if skipBad {
-				t.SkippedLines++
-				return nil
+			if !skipBad {
+				return err
 			}
-			return err
+			t.SkippedLines++
+			firstBad = cmp.Or(firstBad, err)
+			return nil
 		}
 		r.Line = line
 		t.Requests = append(t.Requests, r)
@@ -105,8 +112,11 @@ func ReadTrace(format, path string, skipBad bool) (*Trace, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(t.Requests) == 0 && firstBad != nil {
+		return nil, fmt.Errorf("%s: no requests: every line skipped as malformed; the first: %w", path, firstBad)
+	}
 	if len(t.Requests) == 0 {
-		return nil, fmt.Errorf("%s: no requests (empty file, or every line skipped)", path)
+		return nil, fmt.Errorf("%s: no requests (empty file)", path)
 	}
 	return t, nil
 }
@@ -119,9 +129,14 @@ func (t *Trace) checkOrder(r TraceRequest, line int) error {
 	return nil
 }
 
-// eachLine calls f on every non-blank line (after the header line when
-// there is one), with its 1-based line number.
-func eachLine(path string, header bool, f func(text string, line int) error) error {
+// MaxLineBytes is the longest trace line read; a longer one is a malformed
+// line (skipped with skip_bad_lines) and is never held in memory whole.
+const MaxLineBytes = 64 << 20
+
+// eachLine calls f on every non-blank line (after the header line, which
+// header checks, when there is one), with its 1-based line number; a line
+// longer than MaxLineBytes comes with a *LineError instead of its text.
+func eachLine(path string, header func(text string) error, f func(text string, line int, err error) error) error {
 	file, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("trace: %v", err)
@@ -131,30 +146,69 @@ func eachLine(path string, header bool, f func(text string, line int) error) err
 	if strings.HasSuffix(path, ".gz") {
 		gz, err := gzip.NewReader(file)
 		if err != nil {
-			return fmt.Errorf("%s: %v", path, err)
+			return fmt.Errorf("%s: not a gzip stream: %v", path, err)
 		}
 		defer gz.Close()
 		r = gz
 	}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	br := bufio.NewReaderSize(r, 64<<10)
 	line := 0
-	for sc.Scan() {
-		line++
-		if (header && line == 1) || strings.TrimSpace(sc.Text()) == "" {
-			continue
+	for {
+		text, tooLong, err := readLine(br)
+		if err == io.EOF && text == "" && !tooLong {
+			break
 		}
-		if err := f(sc.Text(), line); err != nil {
+		if err != nil && err != io.EOF {
+			return readError(path, line, err)
+		}
+		line++
+		switch {
+		case tooLong:
+			err = f("", line, &LineError{path, line, "", fmt.Sprintf("longer than the %d MiB line limit", MaxLineBytes>>20)})
+		case header != nil && line == 1:
+			err = header(text)
+		case strings.TrimSpace(text) != "":
+			err = f(text, line, nil)
+		default:
+			err = nil
+		}
+		if err != nil {
 			return err
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("%s:%d: %v", path, line+1, err)
 	}
 	if line == 0 {
 		return fmt.Errorf("%s: empty file", path)
 	}
 	return nil
+}
+
+// readLine reads one line without its end of line; a line longer than
+// MaxLineBytes is read to its end but not kept (tooLong). err is io.EOF
+// after the last line.
+func readLine(br *bufio.Reader) (text string, tooLong bool, err error) {
+	var buf []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if !tooLong {
+			buf = append(buf, chunk...)
+			if len(buf) > MaxLineBytes+2 {
+				buf, tooLong = nil, true
+			}
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		return strings.TrimRight(string(buf), "\r\n"), tooLong, err
+	}
+}
+
+// readError names a read failure after a line: a truncated gzip stream
+// says so.
+func readError(path string, line int, err error) error {
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("%s: truncated gzip stream after line %d", path, line)
+	}
+	return fmt.Errorf("%s: after line %d: %v", path, line, err)
 }
 
 // statEither finds path, or path.gz when path is absent.

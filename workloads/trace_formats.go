@@ -34,6 +34,10 @@ func required(path string, line int, field string) error {
 	return &LineError{path, line, field, "missing"}
 }
 
+// MaxRequestTokens bounds a request's token counts: 2^24, more than any
+// model's context, and small enough that a run's token sums stay exact.
+const MaxRequestTokens = 1 << 24
+
 // lengths checks a request's token counts.
 func lengths(path string, line int, input, output *int64, inName, outName string) (int64, int64, error) {
 	switch {
@@ -45,20 +49,27 @@ func lengths(path string, line int, input, output *int64, inName, outName string
 		return 0, 0, &LineError{path, line, inName, fmt.Sprintf("%d: must be at least 1", *input)}
 	case *output < 0:
 		return 0, 0, &LineError{path, line, outName, fmt.Sprintf("%d: must not be negative", *output)}
+	case *input > MaxRequestTokens:
+		return 0, 0, &LineError{path, line, inName, fmt.Sprintf("%d: more than the limit of %d tokens", *input, MaxRequestTokens)}
+	case *output > MaxRequestTokens:
+		return 0, 0, &LineError{path, line, outName, fmt.Sprintf("%d: more than the limit of %d tokens", *output, MaxRequestTokens)}
 	}
 	return *input, *output, nil
 }
 
 // seconds reads a non-negative time in the given unit (as a JSON number or
-// a numeric string).
+// a numeric string), at most sim.Horizon from the trace's start.
 func seconds(path string, line int, field string, raw json.RawMessage, unit float64) (sim.Time, error) {
 	if raw == nil {
 		return 0, required(path, line, field)
 	}
 	text := strings.Trim(string(bytes.TrimSpace(raw)), `"`)
 	v, err := strconv.ParseFloat(text, 64)
-	if err != nil || v < 0 || math.IsInf(v, 0) {
+	if err != nil || !(v >= 0) || math.IsInf(v, 0) {
 		return 0, &LineError{path, line, field, fmt.Sprintf("%s: want a non-negative number", raw)}
+	}
+	if ps := v * unit * 1e12; ps > float64(sim.Horizon) {
+		return 0, &LineError{path, line, field, fmt.Sprintf("%s is %.6g s from the trace's start, past the %v limit of a run (an epoch time? arrivals count from the trace's start)", raw, ps/1e12, sim.Horizon)}
 	}
 	return sim.TimeOf(v * unit * 1e12), nil
 }
@@ -96,8 +107,23 @@ func parseMooncake(path string) lineParser {
 // azureTimeLayout is the Azure 2023 trace's TIMESTAMP (100 ns digits).
 const azureTimeLayout = "2006-01-02 15:04:05.9999999"
 
+// azureColumns is the Azure trace's header line.
+const azureColumns = "TIMESTAMP,ContextTokens,GeneratedTokens"
+
+// azureHeader checks the header line, so that a file without it does not
+// lose its first request and reordered columns are blamed on the header.
+func azureHeader(path string) func(text string) error {
+	return func(text string) error {
+		if got := strings.TrimSpace(text); got != azureColumns {
+			return &LineError{path, 1, "header", fmt.Sprintf("%q: want the columns %s", got, azureColumns)}
+		}
+		return nil
+	}
+}
+
 func parseAzure(path string) lineParser {
 	var first time.Time
+	started := false // first may be the zero time (year 0001)
 	return func(text string, line int) (TraceRequest, error) {
 		fields := strings.Split(strings.TrimSpace(text), ",")
 		if len(fields) != 3 {
@@ -117,10 +143,15 @@ func parseAzure(path string) lineParser {
 		if err != nil {
 			return TraceRequest{}, err
 		}
-		if first.IsZero() {
-			first = at
+		if !started {
+			first, started = at, true
 		}
-		return TraceRequest{Arrival: sim.Time(at.Sub(first).Nanoseconds()) * sim.Nanosecond, Input: in, Output: out, Node: -1}, nil
+		since := at.Sub(first)
+		if since > time.Duration(sim.Horizon/sim.Nanosecond) || since < -time.Duration(sim.Horizon/sim.Nanosecond) {
+			return TraceRequest{}, &LineError{path, line, "TIMESTAMP", fmt.Sprintf("%q is more than the %v limit of a run from the first request (%s)",
+				fields[0], sim.Horizon, first.Format(azureTimeLayout))}
+		}
+		return TraceRequest{Arrival: sim.Time(since.Nanoseconds()) * sim.Nanosecond, Input: in, Output: out, Node: -1}, nil
 	}
 }
 
@@ -144,7 +175,10 @@ func readChunkLengths(dir string) (map[string]map[uint64]int64, error) {
 			return nil, fmt.Errorf("ragpulse: the companion file %s (or .gz) is needed beside the trace: %v", c.file, err)
 		}
 		m := map[uint64]int64{}
-		err = eachLine(path, false, func(text string, line int) error {
+		err = eachLine(path, nil, func(text string, line int, err error) error {
+			if err != nil {
+				return err
+			}
 			var v map[string]json.Number
 			if err := decodeLine(path, line, text, &v); err != nil {
 				return err
@@ -204,7 +238,10 @@ func parseRAGPulse(path string, chunks map[string]map[uint64]int64) lineParser {
 	}
 }
 
+// parseSessions reads sessions lines; a session's turns are numbered 0, 1,
+// 2 ... in file order.
 func parseSessions(path string) lineParser {
+	nextTurn := map[string]int{}
 	return func(text string, line int) (TraceRequest, error) {
 		var v struct {
 			Session   *string         `json:"session"`
@@ -223,6 +260,9 @@ func parseSessions(path string) lineParser {
 		}
 		if v.Turn == nil || *v.Turn < 0 {
 			return TraceRequest{}, &LineError{path, line, "turn", "missing or negative"}
+		}
+		if want := nextTurn[*v.Session]; *v.Turn != want {
+			return TraceRequest{}, &LineError{path, line, "turn", fmt.Sprintf("%d: session %q's next turn is %d (turns count 0, 1, 2 ... in file order)", *v.Turn, *v.Session, want)}
 		}
 		at, err := seconds(path, line, "arrival_s", v.Arrival, 1)
 		if err != nil {
@@ -246,6 +286,7 @@ func parseSessions(path string) lineParser {
 			}
 			node = *v.Node
 		}
+		nextTurn[*v.Session]++
 		return TraceRequest{Arrival: at, Input: in, Output: out, Session: *v.Session, Tokens: v.TokenIDs, Node: node}, nil
 	}
 }

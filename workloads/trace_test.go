@@ -87,15 +87,22 @@ func TestBadLinesNameFileLineAndField(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			path := writeFile(t, "trace", first[c.format]+c.line+"\n")
-			_, err := ReadTrace(c.format, path, false)
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), path+c.want)
-			tr, err := ReadTrace(c.format, path, true)
-			require.NoError(t, err, "skip_bad_lines keeps the good line")
-			assert.Equal(t, 1, tr.SkippedLines)
-			assert.Len(t, tr.Requests, 1)
+			assertOneBadLine(t, c.format, path, path+c.want)
 		})
 	}
+}
+
+// assertOneBadLine checks that the trace fails naming want and that, with
+// skip_bad_lines, the bad line is skipped, counted and not in the stats.
+func assertOneBadLine(t *testing.T, format, path, want string) {
+	_, err := ReadTrace(format, path, false)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), want)
+	tr, err := ReadTrace(format, path, true)
+	require.NoError(t, err, "skip_bad_lines keeps the good line")
+	assert.Equal(t, 1, tr.SkippedLines)
+	require.Len(t, tr.Requests, 1)
+	assert.Equal(t, 1, tr.Stats().Requests, "the bad line is not counted")
 }
 
 func TestMissingAndEmptyFiles(t *testing.T) {
