@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/kvcosim/kvcosim/sim"
@@ -44,8 +45,44 @@ type Trace struct {
 	SkippedLines int
 }
 
-// TraceFormats are the formats ReadTrace knows.
-var TraceFormats = []string{"mooncake", "azure", "ragpulse", "sessions"}
+// formatReader is how one file of a format is read: its line parser, its
+// header check (nil: no header) and the block size of its block keys.
+type formatReader struct {
+	parse       lineParser
+	header      func(text string) error
+	blockTokens int64
+}
+
+// traceFormat names a format and opens a file of it.
+type traceFormat struct {
+	name string
+	open func(path string) (formatReader, error)
+}
+
+// traceFormats are the formats ReadTrace knows: a new format is a file
+// with its line parser and one row here.
+var traceFormats = []traceFormat{
+	{"mooncake", func(path string) (formatReader, error) {
+		return formatReader{parse: parseMooncake(path), blockTokens: MooncakeBlockTokens}, nil
+	}},
+	{"azure", func(path string) (formatReader, error) {
+		return formatReader{parse: parseAzure(path), header: azureHeader(path)}, nil
+	}},
+	{"ragpulse", func(path string) (formatReader, error) {
+		chunks, err := readChunkLengths(filepath.Dir(path))
+		return formatReader{parse: parseRAGPulse(path, chunks)}, err
+	}},
+	{"sessions", func(path string) (formatReader, error) { return formatReader{parse: parseSessions(path)}, nil }},
+}
+
+// TraceFormats are the names of the formats ReadTrace knows.
+var TraceFormats = func() []string {
+	var names []string
+	for _, f := range traceFormats {
+		names = append(names, f.name)
+	}
+	return names
+}()
 
 // LineError is a malformed line: its file, line number and field.
 type LineError struct {
@@ -69,30 +106,20 @@ type lineParser func(text string, line int) (TraceRequest, error)
 // (gzip-compressed when the name ends in .gz). A malformed line is an error
 // naming file, line and field, or, with skipBad, skipped and counted.
 func ReadTrace(format, path string, skipBad bool) (*Trace, error) {
-	t := &Trace{Format: format, Path: path}
-	var parse lineParser
-	var header func(text string) error
-	switch format {
-	case "mooncake":
-		parse, t.BlockTokens = parseMooncake(path), MooncakeBlockTokens
-	case "azure":
-		parse, header = parseAzure(path), azureHeader(path)
-	case "ragpulse":
-		chunks, err := readChunkLengths(filepath.Dir(path))
-		if err != nil {
-			return nil, err
-		}
-		parse = parseRAGPulse(path, chunks)
-	case "sessions":
-		parse = parseSessions(path)
-	default:
+	i := slices.IndexFunc(traceFormats, func(f traceFormat) bool { return f.name == format })
+	if i < 0 {
 		return nil, fmt.Errorf("trace format %q: known formats are %s", format, strings.Join(TraceFormats, ", "))
 	}
+	fr, err := traceFormats[i].open(path)
+	if err != nil {
+		return nil, err
+	}
+	t := &Trace{Format: format, Path: path, BlockTokens: fr.blockTokens}
 	var firstBad error
-	err := eachLine(path, header, func(text string, line int, err error) error {
+	err = eachLine(path, fr.header, func(text string, line int, err error) error {
 		var r TraceRequest
 		if err == nil {
-			r, err = parse(text, line)
+			r, err = fr.parse(text, line)
 		}
 		if err == nil {
 			err = t.checkOrder(r, line)
