@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"strconv"
+	"strings"
 )
 
 // The golden-vector schemas of conformance/FORMAT.md.
@@ -68,7 +69,47 @@ func ReadVectors(path string) (*VectorFile, error) {
 	default:
 		return nil, fmt.Errorf("%s: unknown schema %q (known: %s, %s, %s)", path, f.Schema, SchemaBeam, SchemaSampleV2, SchemaSampleV1)
 	}
+	if len(f.Cases) == 0 {
+		return nil, fmt.Errorf("%s: no cases: an empty vector file checks nothing", path)
+	}
 	return &f, nil
+}
+
+// maxVectorVocab bounds a case's vocabulary: the toy model and the kernels
+// hold a few float32 rows of it per beam, so 2^24 tokens (64 MiB a row,
+// 64 x a real model's vocabulary) is the most a case may ask for.
+const maxVectorVocab = 1 << 24
+
+// checkVocab refuses a vocabulary size out of 1..maxVectorVocab before
+// anything of that size is allocated; field is the case's key for it.
+func checkVocab(field string, vocab int) error {
+	if vocab < 1 || vocab > maxVectorVocab {
+		return fmt.Errorf("%s = %d: want 1 to %d (a row of float32 logits would take %.3g GB)",
+			field, vocab, maxVectorVocab, 4*float64(vocab)/1e9)
+	}
+	return nil
+}
+
+// runCase runs one case of the file's schema; a case without an expected
+// block fails: it would check nothing.
+func (f *VectorFile) runCase(raw json.RawMessage) error {
+	var head struct {
+		Expected json.RawMessage `json:"expected"`
+	}
+	if err := json.Unmarshal(raw, &head); err != nil {
+		return fmt.Errorf("unreadable case: %v", err)
+	}
+	if e := strings.TrimSpace(string(head.Expected)); e == "" || e == "null" || e == "{}" {
+		return fmt.Errorf("no expected block: the case checks nothing")
+	}
+	switch f.Schema {
+	case SchemaBeam:
+		return runBeamCase(raw)
+	case SchemaSampleV2:
+		return runSampleCase(raw, true)
+	default:
+		return runSampleCase(raw, false)
+	}
 }
 
 // Run runs every case of the file.
@@ -82,17 +123,8 @@ func (f *VectorFile) Run() []CaseResult {
 		if head.Name == "" {
 			head.Name = "case " + strconv.Itoa(i)
 		}
-		var err error
-		switch f.Schema {
-		case SchemaBeam:
-			err = runBeamCase(raw)
-		case SchemaSampleV2:
-			err = runSampleCase(raw, true)
-		default:
-			err = runSampleCase(raw, false)
-		}
 		out[i] = CaseResult{Name: head.Name}
-		if err != nil {
+		if err := f.runCase(raw); err != nil {
 			out[i].Err = err.Error()
 		}
 	}
@@ -156,6 +188,9 @@ func floats(v []jfloat) []float32 {
 // input converts a case's inputs to the operator's.
 func (c *sampleCase) input() (SampleInput, error) {
 	i := c.Inputs
+	if err := checkVocab("inputs.vocab", i.Vocab); err != nil {
+		return SampleInput{}, err
+	}
 	in := SampleInput{Batch: i.Batch, Vocab: i.Vocab, Logits: flat(i.Logits), TopK: i.TopK, TopP: floats(i.TopP),
 		MinPs: floats(i.MinPs), Q: flat(i.Q), Eps: float32(i.Eps), IsNeedLogits: i.NeedLogits, TopKGuess: i.TopKGuess,
 		KsMax: i.KsMax, InputIsLogits: i.InputIsLogits == nil || *i.InputIsLogits, IsNeedSampleResult: i.NeedSample}

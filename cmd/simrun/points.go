@@ -50,6 +50,17 @@ func (s *stageSink) Span(sp sim.Span) {
 	}
 }
 
+// maxJobs bounds -j: more runs at once than this only adds memory.
+const maxJobs = 1024
+
+// checkJobs checks a -j value: 1 to maxJobs runs at once.
+func checkJobs(jobs int) error {
+	if jobs < 1 || jobs > maxJobs {
+		return fmt.Errorf("-j %d: want 1 to %d runs at once", jobs, maxJobs)
+	}
+	return nil
+}
+
 // runPoints runs the points on workers goroutines (each run is
 // deterministic by its own seed, so the order they finish in changes
 // nothing) and calls progress after each.
@@ -62,7 +73,7 @@ func runPoints(base string, points []point, workers int, progress func(done int)
 	for range max(1, workers) {
 		wg.Go(func() {
 			for i := range next {
-				out[i] = runPoint(base, points[i])
+				out[i] = runPointSafely(base, points[i])
 				mu.Lock()
 				done++
 				if progress != nil {
@@ -78,6 +89,17 @@ func runPoints(base string, points []point, workers int, progress func(done int)
 	close(next)
 	wg.Wait()
 	return out
+}
+
+// runPointSafely is runPoint with a panic turned into the point's error,
+// so that one bad point fails alone instead of aborting the others.
+func runPointSafely(base string, p point) (res pointResult) {
+	defer func() {
+		if r := recover(); r != nil {
+			res = pointResult{err: fmt.Errorf("point %v panicked: %v", p.sets, r)}
+		}
+	}()
+	return runPoint(base, p)
 }
 
 // runPoint loads, runs and (with a folder) writes one point.

@@ -45,6 +45,10 @@ func runStudy(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "simrun: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
+	if err := checkJobs(*jobs); err != nil {
+		fmt.Fprintf(stderr, "simrun: %v\n", err)
+		return 2
+	}
 	base, err := scenario.Load(*cfg, sets)
 	if err != nil {
 		fmt.Fprintf(stderr, "simrun: %v\n", err)
