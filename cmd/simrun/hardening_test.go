@@ -78,6 +78,7 @@ func TestBadInputExitsTwoNamingTheCulprit(t *testing.T) {
 		{"kernels huge vocab", []string{"kernels", "--vectors", writeFile(t, "v.json", fmt.Sprintf(beam, "1099511627776"))}, []string{"params.vocab_size = 1099511627776: want 1 to 16777216"}, ""},
 		{"kernels no expected", []string{"kernels", "--vectors", writeFile(t, "v.json", `{"schema": "hf-beam-golden/v1", "cases": [{"name": "bare"}]}`)}, []string{"FAIL bare: no expected block"}, ""},
 		{"kernels no cases", []string{"kernels", "--vectors", writeFile(t, "v.json", `{"schema": "hf-beam-golden/v1", "cases": []}`)}, []string{"v.json: no cases"}, ""},
+		{"run with a missing trace", []string{"run", "-o", out("r1"), "--set", "workload.kind=mooncake", "--set", "workload.path=" + out("none.jsonl")}, []string{"none.jsonl"}, out("r1")},
 		{"verify too many sessions", []string{"verify", "--sessions", "1000000000"}, []string{"--sessions 1000000000: want 1 to 10000"}, ""},
 		{"explain negative session", []string{"explain", "--session", "-1"}, []string{"--session -1: want a session id, 0 or more"}, ""},
 	}

@@ -140,9 +140,9 @@ const outputMarker = ".kvcosim-output"
 
 var markerText = []byte("written by kvcosim; may be overwritten by it\n")
 
-// prepareOutput makes dir for outputs: an existing folder must be empty or
-// a kvcosim output, unless force.
-func prepareOutput(dir string, force bool) error {
+// checkOutput checks that dir may take outputs: it is absent, empty or a
+// kvcosim output, or force. It creates nothing.
+func checkOutput(dir string, force bool) error {
 	entries, err := os.ReadDir(dir)
 	switch {
 	case err == nil && len(entries) > 0 && !force:
@@ -152,11 +152,28 @@ func prepareOutput(dir string, force bool) error {
 	case err != nil && !os.IsNotExist(err):
 		return fmt.Errorf("output folder %s: %v", dir, err)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("cannot create the output folder: %v", err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, outputMarker), markerText, 0o644); err != nil {
-		return fmt.Errorf("cannot write to the output folder: %v", err)
-	}
 	return nil
+}
+
+// prepareOutput checks dir (checkOutput), creates it with its marker and
+// returns undo, which removes the folder when this call created it: a
+// failed run then leaves nothing behind. (An existing kvcosim output keeps
+// its files; each is replaced whole or not at all.)
+func prepareOutput(dir string, force bool) (undo func(), err error) {
+	if err := checkOutput(dir, force); err != nil {
+		return nil, err
+	}
+	_, statErr := os.Stat(dir)
+	undo = func() {}
+	if os.IsNotExist(statErr) {
+		undo = func() { _ = os.RemoveAll(dir) }
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("cannot create the output folder: %v", err)
+	}
+	if err := reports.WriteBytes(filepath.Join(dir, outputMarker), markerText); err != nil {
+		undo()
+		return nil, fmt.Errorf("cannot write to the output folder: %v", err)
+	}
+	return undo, nil
 }

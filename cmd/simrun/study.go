@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -54,7 +53,8 @@ func runStudy(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "simrun: %v\n", err)
 		return 2
 	}
-	if err := prepareOutput(*out, *force); err != nil {
+	undo, err := prepareOutput(*out, *force)
+	if err != nil {
 		fmt.Fprintf(stderr, "simrun: %v\n", err)
 		return 2
 	}
@@ -66,12 +66,14 @@ func runStudy(args []string, stdout, stderr io.Writer) int {
 			continue
 		}
 		fmt.Fprintf(stderr, "simrun: point %v: %v\n", points[i].sets, r.err)
+		undo()
 		if r.badSpec {
 			return 2 // bad input
 		}
 		return 1 // a run stopped on an invariant
 	}
 	if err := writeStudy(*out, base, results); err != nil {
+		undo()
 		fmt.Fprintf(stderr, "simrun: %v\n", err)
 		return 2
 	}
@@ -124,8 +126,8 @@ func writeStudy(out string, base *scenario.Loaded, results []pointResult) error 
 	if err := reports.WriteComparisonCSV(&csv, sums); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(out, "comparison.csv"), csv.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("cannot write comparison.csv: %v", err)
+	if err := reports.WriteBytes(filepath.Join(out, "comparison.csv"), csv.Bytes()); err != nil {
+		return err
 	}
 	figures, err := studyPlots(out, base.Describe(), results)
 	if err != nil {
@@ -139,8 +141,8 @@ func writeStudy(out string, base *scenario.Loaded, results []pointResult) error 
 	if err := page.WriteHTML(&html); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(out, "report.html"), html.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("cannot write report.html: %v", err)
+	if err := reports.WriteBytes(filepath.Join(out, "report.html"), html.Bytes()); err != nil {
+		return err
 	}
 	return nil
 }

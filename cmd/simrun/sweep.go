@@ -55,7 +55,8 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	if err := prepareOutput(*out, *force); err != nil {
+	undo, err := prepareOutput(*out, *force)
+	if err != nil {
 		return fail("%v", err)
 	}
 	points := make([]point, len(mine))
@@ -66,6 +67,7 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 	for i, r := range results {
 		if r.err != nil {
 			fmt.Fprintf(stderr, "simrun sweep: point %d: %v\n", mine[i].Index, r.err)
+			undo()
 			return 1
 		}
 	}
@@ -79,6 +81,7 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 		m.Scenario += "; " + strings.Join(sw.Set, ", ")
 	}
 	if err := writeSweep(*out, sw, mine, results, m); err != nil {
+		undo()
 		return fail("%v", err)
 	}
 	fmt.Fprintf(stdout, "%d of %d points; wrote %s\n", len(mine), len(all), filepath.Join(*out, "sweep.csv"))
@@ -179,15 +182,15 @@ func writeSweepFiles(out string, rows [][]string, m sweepManifest) error {
 	if err := w.WriteAll(rows); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(out, "sweep.csv"), buf.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("cannot write sweep.csv: %v", err)
+	if err := reports.WriteBytes(filepath.Join(out, "sweep.csv"), buf.Bytes()); err != nil {
+		return err
 	}
 	js, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(out, "sweep.json"), append(js, '\n'), 0o644); err != nil {
-		return fmt.Errorf("cannot write sweep.json: %v", err)
+	if err := reports.WriteBytes(filepath.Join(out, "sweep.json"), append(js, '\n')); err != nil {
+		return err
 	}
 	return nil
 }
@@ -254,10 +257,12 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	if err := prepareOutput(*out, *force); err != nil {
+	undo, err := prepareOutput(*out, *force)
+	if err != nil {
 		return fail("%v", err)
 	}
 	if err := writeSweepFiles(*out, rows, m); err != nil {
+		undo()
 		return fail("%v", err)
 	}
 	fmt.Fprintf(stdout, "merged %d points from %d folders into %s\n", m.Points, fs.NArg(), filepath.Join(*out, "sweep.csv"))
