@@ -85,8 +85,18 @@ func LoadSweep(path string) (*Sweep, error) {
 	if len(s.Keys) == 0 {
 		return nil, &Error{Where: path, Key: "grid", Msg: "the grid is empty: give at least one key and its values"}
 	}
+	n := 1
+	for _, v := range s.Values {
+		if n *= len(v); n > MaxSweepPoints {
+			return nil, &Error{Where: sections["grid"], Key: "grid", Msg: fmt.Sprintf("more than %d points: split the sweep", MaxSweepPoints)}
+		}
+	}
 	return s, nil
 }
+
+// MaxSweepPoints bounds a sweep's grid: each point is a run and a folder,
+// and a grid past this is more likely a typo than a plan.
+const MaxSweepPoints = 100_000
 
 type sweepPair struct {
 	key    string
@@ -120,6 +130,9 @@ func sweepPairs(n *yaml.Node, at func(*yaml.Node) string, lists bool, lines map[
 			for _, e := range v.Content {
 				if e.Kind != yaml.ScalarNode {
 					return nil, &Error{Where: at(e), Key: k.Value, Msg: "expected plain values"}
+				}
+				if slices.Contains(p.values, e.Value) {
+					return nil, &Error{Where: at(e), Key: k.Value, Msg: fmt.Sprintf("value %q listed twice", e.Value)}
 				}
 				p.values = append(p.values, e.Value)
 			}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -52,6 +54,11 @@ func TestBadInputExitsTwoNamingTheCulprit(t *testing.T) {
 	noKeys := fakeSweep(t, sweepManifest{Points: 1, Scenario: "a"}, []string{"0"})
 	headerOnly := fakeSweep(t, one)
 	beam := `{"schema": "hf-beam-golden/v1", "cases": [{"name": "tiny", "params": {"vocab_size": %s, "num_beams": 1, "early_stopping": true, "max_length": 4, "eos_token_id": 0}, "prompts": [[0]], "model_check": [{"tokens": [0], "prefix_hash": "0", "logits_head": [0, 0]}], "expected": {"num_steps": 1}}]}`
+	var many []string
+	for i := range 400 {
+		many = append(many, strconv.Itoa(i+1))
+	}
+	seeds := strings.Join(many, ", ")
 	cases := []struct {
 		name string
 		args []string
@@ -66,6 +73,10 @@ func TestBadInputExitsTwoNamingTheCulprit(t *testing.T) {
 			[]string{"sweep.yaml:3: key grid: written twice"}, out("s3")},
 		{"sweep bad point names its line", []string{"sweep", "-c", writeSweepFile(t, "grid:\n  system.nodes: [1, -1]\n"), "-o", out("s4")},
 			[]string{"point 1 (system.nodes set at ", "sweep.yaml:2)", "key system.nodes"}, out("s4")},
+		{"sweep too many points", []string{"sweep", "-c", writeSweepFile(t, "grid:\n  seed: ["+seeds+"]\n  workload.sessions: ["+seeds+"]\n"), "-o", out("s7")},
+			[]string{"sweep.yaml:1: key grid: more than 100000 points"}, out("s7")},
+		{"sweep value twice", []string{"sweep", "-c", writeSweepFile(t, "grid:\n  seed: [1, 2, 1]\n"), "-o", out("s8")},
+			[]string{"sweep.yaml:2: key seed: value \"1\" listed twice"}, out("s8")},
 		{"sweep -j 0", []string{"sweep", "-c", writeSweepFile(t, smallSweep), "-o", out("s5"), "-j", "0"}, []string{"-j 0: want 1 to 1024"}, out("s5")},
 		{"study -j 0", []string{"-o", out("s6"), "-j", "0"}, []string{"simrun: -j 0: want 1 to 1024"}, out("s6")},
 		{"report header only", []string{"report", "-i", headerOnly}, []string{headerOnly, "sweep.csv: no points, only a header"}, ""},
