@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -43,10 +44,19 @@ func (f *jfloat) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// CaseResult is one case's outcome: Err is empty when it passed.
+// CaseResult is one case's outcome: Err is empty when it passed. BadInput
+// says the case itself is malformed (unreadable, out of range, nothing
+// expected) rather than the kernel's output differing from it.
 type CaseResult struct {
 	Name, Err string
+	BadInput  bool
 }
+
+// badCase is the error of a malformed case.
+type badCase struct{ error }
+
+// malformed marks err as a malformed case's.
+func malformed(err error) error { return badCase{err} }
 
 // VectorFile is a golden-vector file's schema and raw cases.
 type VectorFile struct {
@@ -84,8 +94,8 @@ const maxVectorVocab = 1 << 24
 // anything of that size is allocated; field is the case's key for it.
 func checkVocab(field string, vocab int) error {
 	if vocab < 1 || vocab > maxVectorVocab {
-		return fmt.Errorf("%s = %d: want 1 to %d (a row of float32 logits would take %.3g GB)",
-			field, vocab, maxVectorVocab, 4*float64(vocab)/1e9)
+		return malformed(fmt.Errorf("%s = %d: want 1 to %d (a row of float32 logits would take %.3g GB)",
+			field, vocab, maxVectorVocab, 4*float64(vocab)/1e9))
 	}
 	return nil
 }
@@ -97,10 +107,10 @@ func (f *VectorFile) runCase(raw json.RawMessage) error {
 		Expected json.RawMessage `json:"expected"`
 	}
 	if err := json.Unmarshal(raw, &head); err != nil {
-		return fmt.Errorf("unreadable case: %v", err)
+		return malformed(fmt.Errorf("unreadable case: %v", err))
 	}
 	if e := strings.TrimSpace(string(head.Expected)); e == "" || e == "null" || e == "{}" {
-		return fmt.Errorf("no expected block: the case checks nothing")
+		return malformed(fmt.Errorf("no expected block: the case checks nothing"))
 	}
 	switch f.Schema {
 	case SchemaBeam:
@@ -126,6 +136,7 @@ func (f *VectorFile) Run() []CaseResult {
 		out[i] = CaseResult{Name: head.Name}
 		if err := f.runCase(raw); err != nil {
 			out[i].Err = err.Error()
+			out[i].BadInput = errors.As(err, new(badCase))
 		}
 	}
 	return out

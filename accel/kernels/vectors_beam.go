@@ -80,7 +80,7 @@ func runBeamCase(raw json.RawMessage) error {
 		return err
 	}
 	if err := p.Validate(); err != nil {
-		return fmt.Errorf("params: %v", err)
+		return malformed(fmt.Errorf("params: %v", err))
 	}
 	m := ToyModel{Seed: c.Model.Seed, Vocab: p.Vocab, Scale: c.Model.Scale, EOS: p.EOS, EOSBias: c.Model.EOSBias, EOSSlope: c.Model.EOSSlope}
 	for _, chk := range c.ModelCheck {
@@ -89,7 +89,7 @@ func runBeamCase(raw json.RawMessage) error {
 		}
 		logits := m.Logits(chk.Tokens)
 		if len(chk.LogitsHead) > len(logits) {
-			return fmt.Errorf("model_check: logits_head has %d values, more than the vocab_size of %d", len(chk.LogitsHead), len(logits))
+			return malformed(fmt.Errorf("model_check: logits_head has %d values, more than the vocab_size of %d", len(chk.LogitsHead), len(logits)))
 		}
 		for v, want := range chk.LogitsHead {
 			if logits[v] != float32(want) {
