@@ -3,7 +3,7 @@ package reports
 import (
 	"fmt"
 	"image/color"
-	"os"
+	"io"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -201,9 +201,12 @@ func (s swatch) Thumbnail(c *draw.Canvas) {
 // SavePlot writes p as dir/name.png and dir/name.svg.
 func SavePlot(p *plot.Plot, dir, name string) error {
 	for _, ext := range []string{".png", ".svg"} {
-		path := filepath.Join(dir, name+ext)
-		if err := p.Save(8*vg.Inch, 4.5*vg.Inch, path); err != nil {
-			return fmt.Errorf("cannot write %s: %w", path, err)
+		c, err := p.WriterTo(8*vg.Inch, 4.5*vg.Inch, ext[1:])
+		if err != nil {
+			return err
+		}
+		if err := writeCanvas(c, filepath.Join(dir, name+ext)); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -231,18 +234,17 @@ func SavePanels(plots []*plot.Plot, dir, name string, panelInches float64) error
 		for i, p := range plots {
 			p.Draw(canvases[i][0])
 		}
-		path := filepath.Join(dir, name+ext)
-		f, err := os.Create(path)
-		if err != nil {
-			return fmt.Errorf("cannot write %s: %w", path, err)
-		}
-		if _, err := c.WriteTo(f); err != nil {
-			f.Close()
-			return fmt.Errorf("cannot write %s: %w", path, err)
-		}
-		if err := f.Close(); err != nil {
-			return fmt.Errorf("cannot write %s: %w", path, err)
+		if err := writeCanvas(c, filepath.Join(dir, name+ext)); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// writeCanvas writes a drawn figure to path, whole or not at all.
+func writeCanvas(c io.WriterTo, path string) error {
+	return WriteFile(path, func(w io.Writer) error {
+		_, err := c.WriteTo(w)
+		return err
+	})
 }

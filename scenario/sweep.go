@@ -21,6 +21,9 @@ type Sweep struct {
 	// slowest.
 	Keys   []string
 	Values [][]string
+	// Lines says where each set and grid key is written (file:line), so
+	// that a point's error can name the sweep file's line of its key.
+	Lines map[string]string
 }
 
 // SweepPoint is one point of a sweep: its index, the grid's values for it
@@ -44,18 +47,23 @@ func LoadSweep(path string) (*Sweep, error) {
 	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
 		return nil, &Error{Where: path, Msg: "expected a mapping with base, set and grid"}
 	}
-	s := &Sweep{}
+	s := &Sweep{Lines: map[string]string{}}
 	at := func(n *yaml.Node) string { return fmt.Sprintf("%s:%d", path, n.Line) }
 	root := doc.Content[0]
+	sections := map[string]string{}
 	for i := 0; i < len(root.Content); i += 2 {
 		k, v := root.Content[i], root.Content[i+1]
+		if first, dup := sections[k.Value]; dup {
+			return nil, &Error{Where: at(k), Key: k.Value, Msg: "written twice (first at " + first + ")"}
+		}
+		sections[k.Value] = at(k)
 		switch k.Value {
 		case "base":
 			if v.Value != "" {
 				s.Base = filepath.Join(filepath.Dir(path), v.Value)
 			}
 		case "set":
-			pairs, err := sweepPairs(v, at, false)
+			pairs, err := sweepPairs(v, at, false, s.Lines)
 			if err != nil {
 				return nil, err
 			}
@@ -63,7 +71,7 @@ func LoadSweep(path string) (*Sweep, error) {
 				s.Set = append(s.Set, p.key+"="+p.values[0])
 			}
 		case "grid":
-			pairs, err := sweepPairs(v, at, true)
+			pairs, err := sweepPairs(v, at, true, s.Lines)
 			if err != nil {
 				return nil, err
 			}
@@ -77,8 +85,18 @@ func LoadSweep(path string) (*Sweep, error) {
 	if len(s.Keys) == 0 {
 		return nil, &Error{Where: path, Key: "grid", Msg: "the grid is empty: give at least one key and its values"}
 	}
+	n := 1
+	for _, v := range s.Values {
+		if n *= len(v); n > MaxSweepPoints {
+			return nil, &Error{Where: sections["grid"], Key: "grid", Msg: fmt.Sprintf("more than %d points: split the sweep", MaxSweepPoints)}
+		}
+	}
 	return s, nil
 }
+
+// MaxSweepPoints bounds a sweep's grid: each point is a run and a folder,
+// and a grid past this is more likely a typo than a plan.
+const MaxSweepPoints = 100_000
 
 type sweepPair struct {
 	key    string
@@ -86,8 +104,10 @@ type sweepPair struct {
 }
 
 // sweepPairs reads a mapping of scenario keys to a value (set) or a list
-// of values (grid), checking each key against the scenario's schema.
-func sweepPairs(n *yaml.Node, at func(*yaml.Node) string, lists bool) ([]sweepPair, error) {
+// of values (grid), checking each key against the scenario's schema. lines
+// holds where each key was written so far: a key written twice, in one
+// section or in set and grid, is an error naming both lines.
+func sweepPairs(n *yaml.Node, at func(*yaml.Node) string, lists bool, lines map[string]string) ([]sweepPair, error) {
 	if n.Kind != yaml.MappingNode {
 		return nil, &Error{Where: at(n), Msg: "expected a mapping of scenario keys"}
 	}
@@ -98,6 +118,10 @@ func sweepPairs(n *yaml.Node, at func(*yaml.Node) string, lists bool) ([]sweepPa
 		if !slices.Contains(keys, k.Value) {
 			return nil, &Error{Where: at(k), Key: k.Value, Msg: "not a scenario key (see docs/scenario.md)"}
 		}
+		if first, dup := lines[k.Value]; dup {
+			return nil, &Error{Where: at(k), Key: k.Value, Msg: "written twice (first at " + first + ")"}
+		}
+		lines[k.Value] = at(k)
 		switch {
 		case !lists && v.Kind == yaml.ScalarNode:
 			out = append(out, sweepPair{k.Value, []string{v.Value}})
@@ -106,6 +130,9 @@ func sweepPairs(n *yaml.Node, at func(*yaml.Node) string, lists bool) ([]sweepPa
 			for _, e := range v.Content {
 				if e.Kind != yaml.ScalarNode {
 					return nil, &Error{Where: at(e), Key: k.Value, Msg: "expected plain values"}
+				}
+				if slices.Contains(p.values, e.Value) {
+					return nil, &Error{Where: at(e), Key: k.Value, Msg: fmt.Sprintf("value %q listed twice", e.Value)}
 				}
 				p.values = append(p.values, e.Value)
 			}

@@ -2,10 +2,12 @@ package kernels
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
 	"strconv"
+	"strings"
 )
 
 // The golden-vector schemas of conformance/FORMAT.md.
@@ -42,10 +44,19 @@ func (f *jfloat) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// CaseResult is one case's outcome: Err is empty when it passed.
+// CaseResult is one case's outcome: Err is empty when it passed. BadInput
+// says the case itself is malformed (unreadable, out of range, nothing
+// expected) rather than the kernel's output differing from it.
 type CaseResult struct {
 	Name, Err string
+	BadInput  bool
 }
+
+// badCase is the error of a malformed case.
+type badCase struct{ error }
+
+// malformed marks err as a malformed case's.
+func malformed(err error) error { return badCase{err} }
 
 // VectorFile is a golden-vector file's schema and raw cases.
 type VectorFile struct {
@@ -68,7 +79,47 @@ func ReadVectors(path string) (*VectorFile, error) {
 	default:
 		return nil, fmt.Errorf("%s: unknown schema %q (known: %s, %s, %s)", path, f.Schema, SchemaBeam, SchemaSampleV2, SchemaSampleV1)
 	}
+	if len(f.Cases) == 0 {
+		return nil, fmt.Errorf("%s: no cases: an empty vector file checks nothing", path)
+	}
 	return &f, nil
+}
+
+// maxVectorVocab bounds a case's vocabulary: the toy model and the kernels
+// hold a few float32 rows of it per beam, so 2^24 tokens (64 MiB a row,
+// 64 x a real model's vocabulary) is the most a case may ask for.
+const maxVectorVocab = 1 << 24
+
+// checkVocab refuses a vocabulary size out of 1..maxVectorVocab before
+// anything of that size is allocated; field is the case's key for it.
+func checkVocab(field string, vocab int) error {
+	if vocab < 1 || vocab > maxVectorVocab {
+		return malformed(fmt.Errorf("%s = %d: want 1 to %d (a row of float32 logits would take %.3g GB)",
+			field, vocab, maxVectorVocab, 4*float64(vocab)/1e9))
+	}
+	return nil
+}
+
+// runCase runs one case of the file's schema; a case without an expected
+// block fails: it would check nothing.
+func (f *VectorFile) runCase(raw json.RawMessage) error {
+	var head struct {
+		Expected json.RawMessage `json:"expected"`
+	}
+	if err := json.Unmarshal(raw, &head); err != nil {
+		return malformed(fmt.Errorf("unreadable case: %v", err))
+	}
+	if e := strings.TrimSpace(string(head.Expected)); e == "" || e == "null" || e == "{}" {
+		return malformed(fmt.Errorf("no expected block: the case checks nothing"))
+	}
+	switch f.Schema {
+	case SchemaBeam:
+		return runBeamCase(raw)
+	case SchemaSampleV2:
+		return runSampleCase(raw, true)
+	default:
+		return runSampleCase(raw, false)
+	}
 }
 
 // Run runs every case of the file.
@@ -82,18 +133,10 @@ func (f *VectorFile) Run() []CaseResult {
 		if head.Name == "" {
 			head.Name = "case " + strconv.Itoa(i)
 		}
-		var err error
-		switch f.Schema {
-		case SchemaBeam:
-			err = runBeamCase(raw)
-		case SchemaSampleV2:
-			err = runSampleCase(raw, true)
-		default:
-			err = runSampleCase(raw, false)
-		}
 		out[i] = CaseResult{Name: head.Name}
-		if err != nil {
+		if err := f.runCase(raw); err != nil {
 			out[i].Err = err.Error()
+			out[i].BadInput = errors.As(err, new(badCase))
 		}
 	}
 	return out
@@ -156,6 +199,9 @@ func floats(v []jfloat) []float32 {
 // input converts a case's inputs to the operator's.
 func (c *sampleCase) input() (SampleInput, error) {
 	i := c.Inputs
+	if err := checkVocab("inputs.vocab", i.Vocab); err != nil {
+		return SampleInput{}, err
+	}
 	in := SampleInput{Batch: i.Batch, Vocab: i.Vocab, Logits: flat(i.Logits), TopK: i.TopK, TopP: floats(i.TopP),
 		MinPs: floats(i.MinPs), Q: flat(i.Q), Eps: float32(i.Eps), IsNeedLogits: i.NeedLogits, TopKGuess: i.TopKGuess,
 		KsMax: i.KsMax, InputIsLogits: i.InputIsLogits == nil || *i.InputIsLogits, IsNeedSampleResult: i.NeedSample}

@@ -76,12 +76,21 @@ func runBeamCase(raw json.RawMessage) error {
 	if err != nil {
 		return err
 	}
+	if err := checkVocab("params.vocab_size", p.Vocab); err != nil {
+		return err
+	}
+	if err := p.Validate(); err != nil {
+		return malformed(fmt.Errorf("params: %v", err))
+	}
 	m := ToyModel{Seed: c.Model.Seed, Vocab: p.Vocab, Scale: c.Model.Scale, EOS: p.EOS, EOSBias: c.Model.EOSBias, EOSSlope: c.Model.EOSSlope}
 	for _, chk := range c.ModelCheck {
 		if got := strconv.FormatUint(PrefixHash(m.Seed, chk.Tokens), 10); got != chk.PrefixHash {
 			return fmt.Errorf("toy model: prefix_hash %s, want %s", got, chk.PrefixHash)
 		}
 		logits := m.Logits(chk.Tokens)
+		if len(chk.LogitsHead) > len(logits) {
+			return malformed(fmt.Errorf("model_check: logits_head has %d values, more than the vocab_size of %d", len(chk.LogitsHead), len(logits)))
+		}
 		for v, want := range chk.LogitsHead {
 			if logits[v] != float32(want) {
 				return fmt.Errorf("toy model: logit %d = %v, want %v", v, logits[v], float64(want))

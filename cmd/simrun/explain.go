@@ -24,8 +24,12 @@ func runExplain(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if fs.NArg() > 0 || *session < 0 {
-		fmt.Fprintln(stderr, "usage: simrun explain [-c FILE] [--set key=value]... --session ID")
+	switch {
+	case fs.NArg() > 0:
+		fmt.Fprintf(stderr, "simrun explain: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	case *session < 0:
+		fmt.Fprintf(stderr, "simrun explain: --session %d: want a session id, 0 or more (usage: simrun explain [-c FILE] [--set key=value]... --session ID)\n", *session)
 		return 2
 	}
 	l, err := scenario.Load(*cfg, sets)

@@ -8,8 +8,8 @@ import (
 )
 
 // runKernels runs a golden-vector file: one line per case, then the tally.
-// Exit 1 if a case failed, 2 if the file is unreadable or of an unknown
-// schema.
+// Exit 1 if a case failed, 2 if the file is unreadable, of an unknown
+// schema, empty, or holds a malformed case (named on stderr).
 func runKernels(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("kernels", stderr)
 	path := fs.String("vectors", "", "golden-vector `FILE` (any schema of conformance/FORMAT.md)")
@@ -25,7 +25,7 @@ func runKernels(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "simrun kernels: %v\n", err)
 		return 2
 	}
-	failed := 0
+	failed, malformed := 0, 0
 	results := file.Run()
 	for _, r := range results {
 		if r.Err == "" {
@@ -34,9 +34,16 @@ func runKernels(args []string, stdout, stderr io.Writer) int {
 		}
 		failed++
 		fmt.Fprintf(stdout, "FAIL %s: %s\n", r.Name, r.Err)
+		if r.BadInput {
+			malformed++
+			fmt.Fprintf(stderr, "simrun kernels: %s: case %s: %s\n", *path, r.Name, r.Err)
+		}
 	}
 	fmt.Fprintf(stdout, "%d passed, %d failed\n", len(results)-failed, failed)
-	if failed > 0 {
+	switch {
+	case malformed > 0:
+		return 2
+	case failed > 0:
 		return 1
 	}
 	return 0

@@ -69,6 +69,17 @@ func (s *stageSink) Span(sp sim.Span) {
 	}
 }
 
+// maxJobs bounds -j: more runs at once than this only adds memory.
+const maxJobs = 1024
+
+// checkJobs checks a -j value: 1 to maxJobs runs at once.
+func checkJobs(jobs int) error {
+	if jobs < 1 || jobs > maxJobs {
+		return fmt.Errorf("-j %d: want 1 to %d runs at once", jobs, maxJobs)
+	}
+	return nil
+}
+
 // runPoints runs the points on workers goroutines (each run is
 // deterministic by its own seed, so the order they finish in changes
 // nothing) and calls progress after each.
@@ -81,7 +92,7 @@ func runPoints(base string, points []point, workers int, progress func(done int)
 	for range max(1, workers) {
 		wg.Go(func() {
 			for i := range next {
-				out[i] = runPoint(base, points[i])
+				out[i] = runPointSafely(base, points[i])
 				mu.Lock()
 				done++
 				if progress != nil {
@@ -97,6 +108,17 @@ func runPoints(base string, points []point, workers int, progress func(done int)
 	close(next)
 	wg.Wait()
 	return out
+}
+
+// runPointSafely is runPoint with a panic turned into the point's error,
+// so that one bad point fails alone instead of aborting the others.
+func runPointSafely(base string, p point) (res pointResult) {
+	defer func() {
+		if r := recover(); r != nil {
+			res = pointResult{err: fmt.Errorf("point %v panicked: %v", p.sets, r)}
+		}
+	}()
+	return runPoint(base, p)
 }
 
 // runPoint loads, runs and (with a folder) writes one point.
@@ -132,9 +154,9 @@ const outputMarker = ".kvcosim-output"
 
 var markerText = []byte("written by kvcosim; may be overwritten by it\n")
 
-// prepareOutput makes dir for outputs: an existing folder must be empty or
-// a kvcosim output, unless force.
-func prepareOutput(dir string, force bool) error {
+// checkOutput checks that dir may take outputs: it is absent, empty or a
+// kvcosim output, or force. It creates nothing.
+func checkOutput(dir string, force bool) error {
 	entries, err := os.ReadDir(dir)
 	switch {
 	case err == nil && len(entries) > 0 && !force:
@@ -144,11 +166,28 @@ func prepareOutput(dir string, force bool) error {
 	case err != nil && !os.IsNotExist(err):
 		return fmt.Errorf("output folder %s: %v", dir, err)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("cannot create the output folder: %v", err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, outputMarker), markerText, 0o644); err != nil {
-		return fmt.Errorf("cannot write to the output folder: %v", err)
-	}
 	return nil
+}
+
+// prepareOutput checks dir (checkOutput), creates it with its marker and
+// returns undo, which removes the folder when this call created it: a
+// failed run then leaves nothing behind. (An existing kvcosim output keeps
+// its files; each is replaced whole or not at all.)
+func prepareOutput(dir string, force bool) (undo func(), err error) {
+	if err := checkOutput(dir, force); err != nil {
+		return nil, err
+	}
+	_, statErr := os.Stat(dir)
+	undo = func() {}
+	if os.IsNotExist(statErr) {
+		undo = func() { _ = os.RemoveAll(dir) }
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("cannot create the output folder: %v", err)
+	}
+	if err := reports.WriteBytes(filepath.Join(dir, outputMarker), markerText); err != nil {
+		undo()
+		return nil, fmt.Errorf("cannot write to the output folder: %v", err)
+	}
+	return undo, nil
 }

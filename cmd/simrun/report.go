@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -57,7 +56,7 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	}
 	var html bytes.Buffer
 	if err := page.WriteHTML(&html); err == nil {
-		err = os.WriteFile(filepath.Join(*in, "report.html"), html.Bytes(), 0o644)
+		err = reports.WriteBytes(filepath.Join(*in, "report.html"), html.Bytes())
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "simrun report: %v\n", err)

@@ -55,7 +55,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "simrun run: %v\n", err)
 		return 2
 	}
-	if err := prepareOutput(*out, *force); err != nil {
+	if err := checkOutput(*out, *force); err != nil {
 		fmt.Fprintf(stderr, "simrun run: %v\n", err)
 		return 2
 	}
@@ -64,7 +64,13 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	sum := res.Summary()
-	if err := writeRun(*out, l, &sum, res.Rows()); err != nil {
+	undo, err := prepareOutput(*out, *force)
+	if err == nil {
+		if err = writeRun(*out, l, &sum, res.Rows()); err != nil {
+			undo()
+		}
+	}
+	if err != nil {
 		fmt.Fprintf(stderr, "simrun run: %v\n", err)
 		return 2
 	}
@@ -111,8 +117,8 @@ func writeRun(dir string, l *scenario.Loaded, sum *reports.Summary, rows []repor
 	}
 	files := map[string][]byte{"summary.json": js.Bytes(), "requests.csv": csv.Bytes(), "scenario.yaml": l.YAML(), outputMarker: markerText}
 	for name, data := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
-			return fmt.Errorf("cannot write %s: %v", name, err)
+		if err := reports.WriteBytes(filepath.Join(dir, name), data); err != nil {
+			return err
 		}
 	}
 	return nil

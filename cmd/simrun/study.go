@@ -6,7 +6,6 @@ import (
 	"github.com/kvcosim/kvcosim/hostcpu"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -46,12 +45,17 @@ func runStudy(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "simrun: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
+	if err := checkJobs(*jobs); err != nil {
+		fmt.Fprintf(stderr, "simrun: %v\n", err)
+		return 2
+	}
 	base, err := scenario.Load(*cfg, sets)
 	if err != nil {
 		fmt.Fprintf(stderr, "simrun: %v\n", err)
 		return 2
 	}
-	if err := prepareOutput(*out, *force); err != nil {
+	undo, err := prepareOutput(*out, *force)
+	if err != nil {
 		fmt.Fprintf(stderr, "simrun: %v\n", err)
 		return 2
 	}
@@ -63,12 +67,14 @@ func runStudy(args []string, stdout, stderr io.Writer) int {
 			continue
 		}
 		fmt.Fprintf(stderr, "simrun: point %v: %v\n", points[i].sets, r.err)
+		undo()
 		if r.badSpec {
 			return 2 // bad input
 		}
 		return 1 // a run stopped on an invariant
 	}
 	if err := writeStudy(*out, base, results); err != nil {
+		undo()
 		fmt.Fprintf(stderr, "simrun: %v\n", err)
 		return 2
 	}
@@ -121,8 +127,8 @@ func writeStudy(out string, base *scenario.Loaded, results []pointResult) error 
 	if err := reports.WriteComparisonCSV(&csv, sums); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(out, "comparison.csv"), csv.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("cannot write comparison.csv: %v", err)
+	if err := reports.WriteBytes(filepath.Join(out, "comparison.csv"), csv.Bytes()); err != nil {
+		return err
 	}
 	figures, err := studyPlots(out, base.Describe(), results)
 	if err != nil {
@@ -136,8 +142,8 @@ func writeStudy(out string, base *scenario.Loaded, results []pointResult) error 
 	if err := page.WriteHTML(&html); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(out, "report.html"), html.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("cannot write report.html: %v", err)
+	if err := reports.WriteBytes(filepath.Join(out, "report.html"), html.Bytes()); err != nil {
+		return err
 	}
 	return nil
 }

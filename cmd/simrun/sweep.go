@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -23,6 +25,9 @@ type sweepManifest struct {
 	Keys     []string `json:"keys"`
 	Shard    string   `json:"shard"`
 	Scenario string   `json:"scenario"` // the base scenario, described
+	// Values are the grid's values, key by key: with Keys and Scenario,
+	// what tells merge that shards are of one sweep.
+	Values [][]string `json:"values,omitempty"`
 }
 
 // runSweep runs a grid of scenarios in parallel, or one shard of it.
@@ -42,14 +47,16 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 		return fail("unexpected argument %q", fs.Arg(0))
 	case *spec == "" || *out == "":
 		return fail("usage: simrun sweep -c SWEEP.yaml -o DIR [-j N] [--shard I/N] [--force]")
-	case *jobs < 1:
-		return fail("-j %d: at least 1", *jobs)
+	}
+	if err := checkJobs(*jobs); err != nil {
+		return fail("%v", err)
 	}
 	sw, all, mine, err := planSweep(*spec, *shardFlag)
 	if err != nil {
 		return fail("%v", err)
 	}
-	if err := prepareOutput(*out, *force); err != nil {
+	undo, err := prepareOutput(*out, *force)
+	if err != nil {
 		return fail("%v", err)
 	}
 	points := make([]point, len(mine))
@@ -60,6 +67,7 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 	for i, r := range results {
 		if r.err != nil {
 			fmt.Fprintf(stderr, "simrun sweep: point %d: %v\n", mine[i].Index, r.err)
+			undo()
 			return 1
 		}
 	}
@@ -68,11 +76,12 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 		label = *shardFlag
 	}
 	base, _ := scenario.Load(sw.Base, sw.Set) // loaded above with every point's values
-	m := sweepManifest{Points: len(all), Keys: sw.Keys, Shard: label, Scenario: base.Describe()}
+	m := sweepManifest{Points: len(all), Keys: sw.Keys, Shard: label, Scenario: base.Describe(), Values: sw.Values}
 	if len(sw.Set) > 0 {
 		m.Scenario += "; " + strings.Join(sw.Set, ", ")
 	}
 	if err := writeSweep(*out, sw, mine, results, m); err != nil {
+		undo()
 		return fail("%v", err)
 	}
 	fmt.Fprintf(stdout, "%d of %d points; wrote %s\n", len(mine), len(all), filepath.Join(*out, "sweep.csv"))
@@ -95,13 +104,23 @@ func planSweep(spec, shardFlag string) (*scenario.Sweep, []scenario.SweepPoint, 
 	var mine []scenario.SweepPoint
 	for _, p := range all {
 		if _, err := scenario.Load(sw.Base, p.Sets); err != nil {
-			return nil, nil, nil, fmt.Errorf("point %d: %w", p.Index, err)
+			return nil, nil, nil, fmt.Errorf("point %d%s: %w", p.Index, sweepLine(sw, err), err)
 		}
 		if p.Index%shards == shard {
 			mine = append(mine, p)
 		}
 	}
 	return sw, all, mine, nil
+}
+
+// sweepLine is " (sweep file:line)" when err names a key that the sweep
+// file sets, so that the user finds the line to change; else "".
+func sweepLine(sw *scenario.Sweep, err error) string {
+	var e *scenario.Error
+	if errors.As(err, &e) && sw.Lines[e.Key] != "" {
+		return fmt.Sprintf(" (%s set at %s)", e.Key, sw.Lines[e.Key])
+	}
+	return ""
 }
 
 // parseShard reads --shard I/N ("" is the whole sweep: 0/1).
@@ -163,15 +182,15 @@ func writeSweepFiles(out string, rows [][]string, m sweepManifest) error {
 	if err := w.WriteAll(rows); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(out, "sweep.csv"), buf.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("cannot write sweep.csv: %v", err)
+	if err := reports.WriteBytes(filepath.Join(out, "sweep.csv"), buf.Bytes()); err != nil {
+		return err
 	}
 	js, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(out, "sweep.json"), append(js, '\n'), 0o644); err != nil {
-		return fmt.Errorf("cannot write sweep.json: %v", err)
+	if err := reports.WriteBytes(filepath.Join(out, "sweep.json"), append(js, '\n')); err != nil {
+		return err
 	}
 	return nil
 }
@@ -191,10 +210,32 @@ func readSweep(dir string) (sweepManifest, [][]string, error) {
 		return m, nil, fmt.Errorf("%s is not a sweep folder: %v", dir, err)
 	}
 	rows, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
-	if err != nil || len(rows) == 0 {
+	if err != nil {
 		return m, nil, fmt.Errorf("%s: not a sweep table: %v", filepath.Join(dir, "sweep.csv"), err)
 	}
+	if err := checkSweep(m, rows); err != nil {
+		return m, nil, fmt.Errorf("%s: %v", dir, err)
+	}
 	return m, rows, nil
+}
+
+// checkSweep checks that a sweep folder's manifest and table agree: a grid
+// key at least, the header the sweep writes for its keys, at least one
+// point and no more than the manifest's.
+func checkSweep(m sweepManifest, rows [][]string) error {
+	switch {
+	case len(m.Keys) == 0:
+		return fmt.Errorf("sweep.json: \"keys\" is empty: a sweep has at least one grid key")
+	case m.Points < 1:
+		return fmt.Errorf("sweep.json: \"points\" = %d: at least 1", m.Points)
+	case len(rows) == 0 || !slices.Equal(rows[0], sweepHeader(m.Keys)):
+		return fmt.Errorf("sweep.csv: the header is not the one a sweep over %v writes", m.Keys)
+	case len(rows) < 2:
+		return fmt.Errorf("sweep.csv: no points, only a header")
+	case len(rows)-1 > m.Points:
+		return fmt.Errorf("sweep.csv: %d points, more than the %d of sweep.json", len(rows)-1, m.Points)
+	}
+	return nil
 }
 
 // runMerge joins shards' sweep.csv into the one the whole sweep writes.
@@ -209,18 +250,53 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 	if *out == "" || fs.NArg() == 0 {
 		return fail("usage: simrun merge -o OUT DIR...")
 	}
+	if err := notAnInput(*out, fs.Args()); err != nil {
+		return fail("%v", err)
+	}
 	rows, m, err := mergeShards(fs.Args())
 	if err != nil {
 		return fail("%v", err)
 	}
-	if err := prepareOutput(*out, *force); err != nil {
+	undo, err := prepareOutput(*out, *force)
+	if err != nil {
 		return fail("%v", err)
 	}
 	if err := writeSweepFiles(*out, rows, m); err != nil {
+		undo()
 		return fail("%v", err)
 	}
 	fmt.Fprintf(stdout, "merged %d points from %d folders into %s\n", m.Points, fs.NArg(), filepath.Join(*out, "sweep.csv"))
 	return 0
+}
+
+// sameSweep says how shard b's manifest differs from shard a's, if it does.
+func sameSweep(a, b sweepManifest) error {
+	switch {
+	case a.Points != b.Points:
+		return fmt.Errorf("%d points, not %d", b.Points, a.Points)
+	case !slices.Equal(a.Keys, b.Keys):
+		return fmt.Errorf("grid keys %v, not %v", b.Keys, a.Keys)
+	case !slices.EqualFunc(a.Values, b.Values, slices.Equal):
+		return fmt.Errorf("grid values %v, not %v", b.Values, a.Values)
+	case a.Scenario != b.Scenario:
+		return fmt.Errorf("scenario %q, not %q", b.Scenario, a.Scenario)
+	}
+	return nil
+}
+
+// notAnInput refuses an output folder that is one of the inputs: merging
+// into a shard would overwrite it with the merge.
+func notAnInput(out string, dirs []string) error {
+	o, err := filepath.Abs(out)
+	if err != nil {
+		return fmt.Errorf("-o %s: %v", out, err)
+	}
+	for _, d := range dirs {
+		if a, err := filepath.Abs(d); err == nil && a == o {
+			return fmt.Errorf("-o %s is one of the folders to merge: choose another", out)
+		}
+	}
+	return nil
 }
 
 // mergeShards reads the shards' tables and returns the whole sweep's, in
@@ -237,8 +313,8 @@ func mergeShards(dirs []string) ([][]string, sweepManifest, error) {
 		}
 		if i == 0 {
 			whole, header = m, rows[0]
-		} else if m.Points != whole.Points || strings.Join(rows[0], ",") != strings.Join(header, ",") {
-			return nil, whole, fmt.Errorf("%s belongs to another sweep (%d points, columns %v)", dir, m.Points, rows[0])
+		} else if err := sameSweep(whole, m); err != nil {
+			return nil, whole, fmt.Errorf("%s belongs to another sweep than %s: %v", dir, dirs[0], err)
 		}
 		for _, r := range rows[1:] {
 			p, err := strconv.Atoi(r[0])

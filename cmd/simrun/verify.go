@@ -7,6 +7,10 @@ import (
 	"github.com/kvcosim/kvcosim/scenario"
 )
 
+// maxVerifySessions bounds --sessions: each session keeps its whole token
+// history in memory, and 10,000 already takes minutes.
+const maxVerifySessions = 10_000
+
 // runVerify runs random sessions in functional mode through export and
 // import and checks each against a recomputation of its whole history.
 func runVerify(args []string, stdout, stderr io.Writer) int {
@@ -19,6 +23,10 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "simrun verify: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	if *sessions < 1 || *sessions > maxVerifySessions {
+		fmt.Fprintf(stderr, "simrun verify: --sessions %d: want 1 to %d\n", *sessions, maxVerifySessions)
 		return 2
 	}
 	rep, err := scenario.Verify(*path, *sessions, *seed)

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// fakeSweep writes a sweep folder by hand: its manifest and a table with
+// one row per row given.
+func fakeSweep(t *testing.T, m sweepManifest, points ...[]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	rows := [][]string{sweepHeader(m.Keys)}
+	for _, p := range points {
+		row := append([]string{}, p...)
+		for len(row) < len(rows[0]) {
+			row = append(row, "1")
+		}
+		rows = append(rows, row)
+	}
+	require.NoError(t, writeSweepFiles(dir, rows, m))
+	return dir
+}
+
+// writeFile writes body to name in a fresh folder and returns its path.
+func writeFile(t *testing.T, name, body string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	require.NoError(t, os.WriteFile(path, []byte(body), 0o644))
+	return path
+}
+
+// TestBadInputExitsTwoNamingTheCulprit holds issue 20's reproducers for the
+// commands: each exits 2, names the argument, key, file or line at fault,
+// and leaves no output folder behind.
+func TestBadInputExitsTwoNamingTheCulprit(t *testing.T) {
+	dir := t.TempDir()
+	out := func(name string) string { return filepath.Join(dir, name) }
+	one := sweepManifest{Points: 2, Keys: []string{"system.design"}, Shard: "0/2", Scenario: "a", Values: [][]string{{"cpu", "fpga"}}}
+	shard0 := fakeSweep(t, one, []string{"0", "cpu"})
+	other := one
+	other.Scenario, other.Shard = "b", "1/2"
+	shard1Other := fakeSweep(t, other, []string{"1", "fpga"})
+	otherValues := one
+	otherValues.Values, otherValues.Shard = [][]string{{"cpu", "recompute"}}, "1/2"
+	shard1Values := fakeSweep(t, otherValues, []string{"1", "recompute"})
+	noKeys := fakeSweep(t, sweepManifest{Points: 1, Scenario: "a"}, []string{"0"})
+	headerOnly := fakeSweep(t, one)
+	beam := `{"schema": "hf-beam-golden/v1", "cases": [{"name": "tiny", "params": {"vocab_size": %s, "num_beams": 1, "early_stopping": true, "max_length": 4, "eos_token_id": 0}, "prompts": [[0]], "model_check": [{"tokens": [0], "prefix_hash": "0", "logits_head": [0, 0]}], "expected": {"num_steps": 1}}]}`
+	var many []string
+	for i := range 400 {
+		many = append(many, strconv.Itoa(i+1))
+	}
+	seeds := strings.Join(many, ", ")
+	cases := []struct {
+		name string
+		args []string
+		want []string
+		left string // a folder that must not exist afterwards
+	}{
+		{"sweep duplicate grid key", []string{"sweep", "-c", writeSweepFile(t, "grid:\n  system.nodes: [1, 2]\n  system.nodes: [3]\n"), "-o", out("s1")},
+			[]string{"sweep.yaml:3: key system.nodes: written twice (first at ", "sweep.yaml:2)"}, out("s1")},
+		{"sweep key in set and grid", []string{"sweep", "-c", writeSweepFile(t, "set:\n  seed: 2\ngrid:\n  seed: [3]\n"), "-o", out("s2")},
+			[]string{"sweep.yaml:4: key seed: written twice (first at ", "sweep.yaml:2)"}, out("s2")},
+		{"sweep section twice", []string{"sweep", "-c", writeSweepFile(t, "grid:\n  seed: [3]\ngrid:\n  seed: [4]\n"), "-o", out("s3")},
+			[]string{"sweep.yaml:3: key grid: written twice"}, out("s3")},
+		{"sweep bad point names its line", []string{"sweep", "-c", writeSweepFile(t, "grid:\n  system.nodes: [1, -1]\n"), "-o", out("s4")},
+			[]string{"point 1 (system.nodes set at ", "sweep.yaml:2)", "key system.nodes"}, out("s4")},
+		{"sweep too many points", []string{"sweep", "-c", writeSweepFile(t, "grid:\n  seed: ["+seeds+"]\n  workload.sessions: ["+seeds+"]\n"), "-o", out("s7")},
+			[]string{"sweep.yaml:1: key grid: more than 100000 points"}, out("s7")},
+		{"sweep value twice", []string{"sweep", "-c", writeSweepFile(t, "grid:\n  seed: [1, 2, 1]\n"), "-o", out("s8")},
+			[]string{"sweep.yaml:2: key seed: value \"1\" listed twice"}, out("s8")},
+		{"sweep -j 0", []string{"sweep", "-c", writeSweepFile(t, smallSweep), "-o", out("s5"), "-j", "0"}, []string{"-j 0: want 1 to 1024"}, out("s5")},
+		{"study -j 0", []string{"-o", out("s6"), "-j", "0"}, []string{"simrun: -j 0: want 1 to 1024"}, out("s6")},
+		{"report header only", []string{"report", "-i", headerOnly}, []string{headerOnly, "sweep.csv: no points, only a header"}, ""},
+		{"report no keys", []string{"report", "-i", noKeys}, []string{noKeys, `sweep.json: "keys" is empty`}, ""},
+		{"merge header only", []string{"merge", "-o", out("m0"), headerOnly}, []string{"no points, only a header"}, out("m0")},
+		{"merge other scenario", []string{"merge", "-o", out("m1"), shard0, shard1Other}, []string{shard1Other, "belongs to another sweep", `scenario "b", not "a"`}, out("m1")},
+		{"merge other grid values", []string{"merge", "-o", out("m2"), shard0, shard1Values}, []string{"belongs to another sweep", "grid values"}, out("m2")},
+		{"merge into an input", []string{"merge", "-o", shard0, shard0, shard1Values}, []string{"-o " + shard0 + " is one of the folders to merge"}, ""},
+		{"kernels beam vocab 1", []string{"kernels", "--vectors", writeFile(t, "v.json", fmt.Sprintf(beam, "1"))}, []string{"vocab = 1: must be at least 2 x num_beams"}, ""},
+		{"kernels huge vocab", []string{"kernels", "--vectors", writeFile(t, "v.json", fmt.Sprintf(beam, "1099511627776"))}, []string{"params.vocab_size = 1099511627776: want 1 to 16777216"}, ""},
+		{"kernels no expected", []string{"kernels", "--vectors", writeFile(t, "v.json", `{"schema": "hf-beam-golden/v1", "cases": [{"name": "bare"}]}`)}, []string{"v.json: case bare: no expected block"}, ""},
+		{"kernels no cases", []string{"kernels", "--vectors", writeFile(t, "v.json", `{"schema": "hf-beam-golden/v1", "cases": []}`)}, []string{"v.json: no cases"}, ""},
+		{"run with a missing trace", []string{"run", "-o", out("r1"), "--set", "workload.kind=mooncake", "--set", "workload.path=" + out("none.jsonl")}, []string{"none.jsonl"}, out("r1")},
+		{"verify too many sessions", []string{"verify", "--sessions", "1000000000"}, []string{"--sessions 1000000000: want 1 to 10000"}, ""},
+		{"explain negative session", []string{"explain", "--session", "-1"}, []string{"--session -1: want a session id, 0 or more"}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, _, stderr := simrun(c.args...)
+			assert.Equal(t, 2, code, "%v\n%s", c.args, stderr)
+			for _, w := range c.want {
+				assert.Contains(t, stderr, w, "%v", c.args)
+			}
+			if c.left != "" {
+				assert.NoDirExists(t, c.left)
+			}
+		})
+	}
+}
