@@ -12,37 +12,90 @@ import (
 // simulate a full disk; it is nil in a real run.
 var OutputHook func(io.Writer) io.Writer
 
+// AtomicFile is a file written whole or not at all, for outputs that are
+// streamed while a run goes on (a Chrome trace): its bytes go to a
+// temporary file in the nearest folder of its path that exists, and Commit
+// makes the path's folder if need be and renames the file onto the path.
+// Abort, or a failed Commit, removes it. Until Commit no folder is made.
+type AtomicFile struct {
+	path string
+	f    *os.File
+	w    io.Writer
+}
+
+// CreateAtomic starts the file at path.
+func CreateAtomic(path string) (*AtomicFile, error) {
+	f, err := os.CreateTemp(existingFolder(filepath.Dir(path)), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return nil, fmt.Errorf("cannot write %s: %w", path, err)
+	}
+	a := &AtomicFile{path: path, f: f, w: f}
+	if OutputHook != nil {
+		a.w = OutputHook(f)
+	}
+	return a, nil
+}
+
+// existingFolder is dir or its nearest ancestor that exists: a folder made
+// later below it is on its file system, so a rename reaches it.
+func existingFolder(dir string) string {
+	for {
+		if st, err := os.Stat(dir); err == nil && st.IsDir() {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return dir
+		}
+		dir = parent
+	}
+}
+
+// Write writes to the temporary file.
+func (a *AtomicFile) Write(p []byte) (int, error) { return a.w.Write(p) }
+
+// Commit puts the complete file in place.
+func (a *AtomicFile) Commit() error {
+	err := a.f.Sync()
+	if cerr := a.f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(a.f.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.MkdirAll(filepath.Dir(a.path), 0o755)
+	}
+	if err == nil {
+		err = os.Rename(a.f.Name(), a.path)
+	}
+	if err != nil {
+		_ = os.Remove(a.f.Name())
+		return fmt.Errorf("cannot write %s: %w", a.path, err)
+	}
+	return nil
+}
+
+// Abort drops the file.
+func (a *AtomicFile) Abort() {
+	_ = a.f.Close()
+	_ = os.Remove(a.f.Name())
+}
+
 // WriteFile writes a file whole or not at all: write fills a temporary
 // file beside path, which is synced and renamed onto path only once
 // complete; on any error the temporary file is removed and path is left
 // as it was. Every output of kvcosim goes through it.
 func WriteFile(path string, write func(io.Writer) error) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	a, err := CreateAtomic(path)
 	if err != nil {
+		return err
+	}
+	if err := write(a); err != nil {
+		a.Abort()
 		return fmt.Errorf("cannot write %s: %w", path, err)
 	}
-	var w io.Writer = f
-	if OutputHook != nil {
-		w = OutputHook(f)
-	}
-	err = write(w)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(f.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		_ = os.Remove(f.Name())
-		return fmt.Errorf("cannot write %s: %w", path, err)
-	}
-	return nil
+	return a.Commit()
 }
 
 // WriteBytes writes data to path through WriteFile.

@@ -45,7 +45,28 @@ func TestWriteFileIsWholeOrNothing(t *testing.T) {
 	}
 }
 
-func TestWriteFileRefusesAMissingFolder(t *testing.T) {
-	err := WriteBytes(filepath.Join(t.TempDir(), "none", "x"), nil)
-	require.ErrorContains(t, err, "cannot write ")
+// TestAtomicFileMakesNoFolderUntilCommitted: a file streamed towards a
+// folder that does not exist yet makes no folder while it is written;
+// aborted, it leaves nothing; committed, the folder and the file are there.
+func TestAtomicFileMakesNoFolderUntilCommitted(t *testing.T) {
+	root := t.TempDir()
+	path := filepath.Join(root, "out", "run", "trace.json")
+	for _, commit := range []bool{false, true} {
+		a, err := CreateAtomic(path)
+		require.NoError(t, err)
+		_, err = a.Write([]byte("[]"))
+		require.NoError(t, err)
+		assert.NoDirExists(t, filepath.Join(root, "out"), "no folder while the file is written")
+		if !commit {
+			a.Abort()
+			entries, err := os.ReadDir(root)
+			require.NoError(t, err)
+			assert.Empty(t, entries, "an aborted file leaves nothing")
+			continue
+		}
+		require.NoError(t, a.Commit())
+		got, err := os.ReadFile(path)
+		require.NoError(t, err)
+		assert.Equal(t, "[]", string(got))
+	}
 }

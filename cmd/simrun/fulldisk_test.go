@@ -76,6 +76,10 @@ func TestFullDiskLeavesNoPartialOutput(t *testing.T) {
 	}{
 		{"run, marker only", len(markerText), func(out string) []string { return []string{"run", "-o", out, "--set", "workload.sessions=20"} }},
 		{"run, mid-file", 3000, func(out string) []string { return []string{"run", "-o", out, "--set", "workload.sessions=20"} }},
+		{"run, mid-trace", 200000, func(out string) []string {
+			return []string{"run", "-o", out, "--set", "workload.sessions=20", "--trace", filepath.Join(out, "trace.json"),
+				"--vcd", filepath.Join(out, "fpga.vcd")}
+		}},
 		{"study, points written", 20000, func(out string) []string { return []string{"-o", out, "--set", "workload.sessions=20"} }},
 		{"study, mid-plots", 200000, func(out string) []string { return []string{"-o", out, "--set", "workload.sessions=20"} }},
 		{"sweep", 3000, func(out string) []string { return []string{"sweep", "-c", sweepFile, "-o", out} }},

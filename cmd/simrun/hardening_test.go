@@ -59,6 +59,12 @@ func TestBadInputExitsTwoNamingTheCulprit(t *testing.T) {
 		many = append(many, strconv.Itoa(i+1))
 	}
 	seeds := strings.Join(many, ", ")
+	mooncakeEpoch := writeFile(t, "epoch.jsonl", `{"timestamp": 0, "input_length": 10, "output_length": 2, "hash_ids": [1]}`+"\n"+
+		`{"timestamp": 1700000000000, "input_length": 10, "output_length": 2, "hash_ids": [2]}`+"\n")
+	mooncakeNaN := writeFile(t, "nan.jsonl", `{"timestamp": "NaN", "input_length": 10, "output_length": 2, "hash_ids": [1]}`+"\n")
+	dupKeys := writeFile(t, "scenario.yaml", "system:\n  nodes: 1\n  nodes: 2\n")
+	bigSeed := writeFile(t, "scenario.yaml", "seed: 18446744073709551616\n")
+	tp3 := writeFile(t, "scenario.yaml", "accelerator:\n  tp: 3\n")
 	cases := []struct {
 		name string
 		args []string
@@ -92,6 +98,22 @@ func TestBadInputExitsTwoNamingTheCulprit(t *testing.T) {
 		{"run with a missing trace", []string{"run", "-o", out("r1"), "--set", "workload.kind=mooncake", "--set", "workload.path=" + out("none.jsonl")}, []string{"none.jsonl"}, out("r1")},
 		{"verify too many sessions", []string{"verify", "--sessions", "1000000000"}, []string{"--sessions 1000000000: want 1 to 10000"}, ""},
 		{"explain negative session", []string{"explain", "--session", "-1"}, []string{"--session -1: want a session id, 0 or more"}, ""},
+		// the core half's reproducers, end to end through the commands
+		{"run overhead overflows time", []string{"run", "-o", out("c1"), "--set", "cpu.request_overhead=1000000s", "--set", "workload.sessions=20"},
+			[]string{"key cpu.request_overhead"}, out("c1")},
+		{"run arrivals past the horizon", []string{"run", "-o", out("c2"), "--set", "workload.session_rate_per_s=1e-6"},
+			[]string{"key workload.session_rate_per_s"}, out("c2")},
+		{"run epoch timestamps", []string{"run", "-o", out("c3"), "--set", "workload.kind=mooncake", "--set", "workload.path=" + mooncakeEpoch},
+			[]string{mooncakeEpoch + ":2: field timestamp"}, out("c3")},
+		{"run NaN timestamp", []string{"run", "-o", out("c4"), "--set", "workload.kind=mooncake", "--set", "workload.path=" + mooncakeNaN},
+			[]string{mooncakeNaN + ":1: field timestamp"}, out("c4")},
+		{"run duplicate key", []string{"run", "-o", out("c5"), "-c", dupKeys}, []string{"scenario.yaml:3: key system.nodes"}, out("c5")},
+		{"run seed too large", []string{"run", "-o", out("c6"), "-c", bigSeed}, []string{"scenario.yaml:1: key seed"}, out("c6")},
+		{"run huge system prompt", []string{"run", "-o", out("c7"), "--set", "workload.system_prompt_tokens=10000000000"},
+			[]string{"workload.system_prompt_tokens"}, out("c7")},
+		{"run empty nodes", []string{"run", "-o", out("c8"), "--set", "system.nodes=~"}, []string{"system.nodes"}, out("c8")},
+		{"run tp 3 in the user's file", []string{"run", "-o", out("c9"), "-c", tp3}, []string{"scenario.yaml:2: key accelerator.tp"}, out("c9")},
+		{"trace-stats every line bad", []string{"trace-stats", "mooncake:" + mooncakeNaN}, []string{mooncakeNaN + ":1: field timestamp"}, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

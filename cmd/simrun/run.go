@@ -59,18 +59,22 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "simrun run: %v\n", err)
 		return 2
 	}
-	res, code := execute(l, &tr, stderr)
+	res, x, code := execute(l, &tr, stderr)
 	if res == nil {
 		return code
 	}
 	sum := res.Summary()
 	undo, err := prepareOutput(*out, *force)
 	if err == nil {
-		if err = writeRun(*out, l, &sum, res.Rows()); err != nil {
+		if err = writeRun(*out, l, &sum, res.Rows()); err == nil {
+			err = x.close() // the traces last: a folder is whole or absent
+		}
+		if err != nil {
 			undo()
 		}
 	}
 	if err != nil {
+		x.abort()
 		fmt.Fprintf(stderr, "simrun run: %v\n", err)
 		return 2
 	}
@@ -79,28 +83,26 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// execute builds and runs a loaded scenario, with its trace exports.
-func execute(l *scenario.Loaded, tr *traceOptions, stderr io.Writer) (*scenario.Result, int) {
+// execute builds and runs a loaded scenario, with its trace exports
+// attached; the caller commits them (close) or drops them (abort).
+func execute(l *scenario.Loaded, tr *traceOptions, stderr io.Writer) (*scenario.Result, *traceExport, int) {
 	run, err := scenario.Build(l)
 	if err != nil {
 		fmt.Fprintf(stderr, "simrun: cannot build the scenario: %v\n", err)
-		return nil, 2
+		return nil, nil, 2
 	}
 	x, err := tr.attach(run, l.Storage.Device)
 	if err != nil {
 		fmt.Fprintf(stderr, "simrun: %v\n", err)
-		return nil, 2
+		return nil, nil, 2
 	}
 	res, err := run.Execute()
 	if err != nil {
+		x.abort()
 		fmt.Fprintf(stderr, "simrun: the run stopped: %v\n", err)
-		return nil, 1
+		return nil, nil, 1
 	}
-	if err := x.close(); err != nil {
-		fmt.Fprintf(stderr, "simrun: %v\n", err)
-		return nil, 2
-	}
-	return res, 0
+	return res, x, 0
 }
 
 // writeRun writes summary.json, requests.csv and scenario.yaml into dir.

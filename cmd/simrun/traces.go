@@ -5,7 +5,6 @@ import (
 	"github.com/kvcosim/kvcosim/fpga"
 	"github.com/kvcosim/kvcosim/hostcpu"
 	"github.com/kvcosim/kvcosim/kvstore"
-	"os"
 	"strings"
 
 	"github.com/kvcosim/kvcosim/reports"
@@ -64,7 +63,7 @@ func (o *traceOptions) keeps(s sim.Span) bool {
 type traceExport struct {
 	o      *traceOptions
 	chrome *reports.ChromeTrace
-	file   *os.File
+	file   *reports.AtomicFile
 	vcd    *reports.VCD
 }
 
@@ -75,7 +74,7 @@ func (o *traceOptions) attach(run *scenario.Run, storageName string) (*traceExpo
 		return x, nil
 	}
 	if o.chrome != "" {
-		f, err := os.Create(o.chrome)
+		f, err := reports.CreateAtomic(o.chrome)
 		if err != nil {
 			return nil, fmt.Errorf("--trace: %v", err)
 		}
@@ -131,29 +130,28 @@ func (s *exportSink) Span(sp sim.Span) {
 	}
 }
 
-// close writes and closes the export files.
+// close writes the export files, each whole or not at all.
 func (x *traceExport) close() error {
 	if x.chrome != nil {
-		err := x.chrome.Close()
-		if cerr := x.file.Close(); err == nil {
-			err = cerr
+		if err := x.chrome.Close(); err != nil {
+			x.file.Abort()
+			return fmt.Errorf("--trace: %v", err)
 		}
-		if err != nil {
+		if err := x.file.Commit(); err != nil {
 			return fmt.Errorf("--trace: %v", err)
 		}
 	}
 	if x.vcd != nil {
-		f, err := os.Create(x.o.vcd)
-		if err != nil {
-			return fmt.Errorf("--vcd: %v", err)
-		}
-		err = x.vcd.Write(f)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
+		if err := reports.WriteFile(x.o.vcd, x.vcd.Write); err != nil {
 			return fmt.Errorf("--vcd: %v", err)
 		}
 	}
 	return nil
+}
+
+// abort drops the export files of a run that failed.
+func (x *traceExport) abort() {
+	if x.file != nil {
+		x.file.Abort()
+	}
 }

@@ -65,7 +65,7 @@ func TestTraceOptionsBadInput(t *testing.T) {
 		{[]string{"run", "--trace", "x.json", "--trace-window", "5s"}, `--trace-window "5s": want FROM:TO`},
 		{[]string{"run", "--trace", "x.json", "--trace-window", "9s:2s"}, "FROM before TO"},
 		{[]string{"run", "--trace-filter", "fpga"}, "shape --trace or --vcd"},
-		{[]string{"run", "--set", "workload.sessions=2", "-o", t.TempDir(), "--trace", "/proc/none/x.json"}, "--trace: open /proc/none/x.json"},
+		{[]string{"run", "--set", "workload.sessions=2", "-o", t.TempDir(), "--trace", "/proc/none/x.json"}, "--trace: cannot write /proc/none/x.json"},
 	} {
 		code, _, stderr := simrun(c.args...)
 		assert.Equal(t, 2, code, "%v", c.args)
