@@ -25,16 +25,11 @@ const (
 	Beam
 )
 
-var decodeKinds = names.New[DecodeKind]("decoding", "greedy", "sample", "beam")
-
-// DecodeKindNames lists the decoding kinds' names.
-func DecodeKindNames() []string { return decodeKinds.Names() }
-
-// ParseDecodeKind reads a decoding kind's name.
-func ParseDecodeKind(name string) (DecodeKind, error) { return decodeKinds.Parse(name) }
+// DecodeKinds names the values of DecodeKind: Names lists them, Parse reads one.
+var DecodeKinds = names.New[DecodeKind]("decoding", "greedy", "sample", "beam")
 
 // String returns the kind's name.
-func (k DecodeKind) String() string { return decodeKinds.Name(k) }
+func (k DecodeKind) String() string { return DecodeKinds.Name(k) }
 
 // Decoding is functional mode's decoding: the kind, top-k and top-p for
 // sampling, the beam count for beam search.

@@ -22,16 +22,11 @@ const (
 	PlaceURAM
 )
 
-var placements = names.New[Placement]("table placement", "host", "hbm", "uram")
-
-// PlacementNames lists the table placements' names.
-func PlacementNames() []string { return placements.Names() }
-
-// ParsePlacement reads a placement name.
-func ParsePlacement(name string) (Placement, error) { return placements.Parse(name) }
+// Placements names the values of Placement: Names lists them, Parse reads one.
+var Placements = names.New[Placement]("table placement", "host", "hbm", "uram")
 
 // String returns the placement's name.
-func (p Placement) String() string { return placements.Name(p) }
+func (p Placement) String() string { return Placements.Name(p) }
 
 // Config is the FPGA engine's configuration.
 type Config struct {

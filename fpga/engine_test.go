@@ -38,9 +38,9 @@ func TestConfigRejects(t *testing.T) {
 	n, err := kvstore.BucketsLog2(1 << 20)
 	require.NoError(t, err)
 	assert.Equal(t, 20, n)
-	_, err = ParsePlacement("disk")
+	_, err = Placements.Parse("disk")
 	assert.ErrorContains(t, err, "(allowed: host, hbm, uram)")
-	_, err = kvstore.ParseLayout("row-major")
+	_, err = kvstore.Layouts.Parse("row-major")
 	assert.ErrorContains(t, err, "(allowed: claim9, token-major, layer-major)")
 }
 

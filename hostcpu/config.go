@@ -27,16 +27,11 @@ const (
 	OnEvict
 )
 
-var exportPolicies = names.New[ExportPolicy]("export policy", "after_turn", "on_evict")
-
-// ExportPolicyNames lists the export policies' names.
-func ExportPolicyNames() []string { return exportPolicies.Names() }
-
-// ParseExportPolicy reads an export policy's name.
-func ParseExportPolicy(name string) (ExportPolicy, error) { return exportPolicies.Parse(name) }
+// ExportPolicies names the values of ExportPolicy: Names lists them, Parse reads one.
+var ExportPolicies = names.New[ExportPolicy]("export policy", "after_turn", "on_evict")
 
 // String returns the policy's name.
-func (p ExportPolicy) String() string { return exportPolicies.Name(p) }
+func (p ExportPolicy) String() string { return ExportPolicies.Name(p) }
 
 // Config is the CPU side of every node.
 type Config struct {

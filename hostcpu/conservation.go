@@ -28,7 +28,7 @@ func (s *System) Conservation() (Conservation, error) {
 		}
 	}
 	var faults []string
-	for _, name := range DecisionNames() {
+	for _, name := range Decisions.Names() {
 		c.Decided += s.counts.Decisions[name]
 		if got, want := s.counts.Decisions[name], byDecision[name]; got != want {
 			faults = append(faults, fmt.Sprintf("decision %s counted %d times for %d requests", name, got, want))

@@ -19,13 +19,11 @@ const (
 	Recomputed
 )
 
-var decisions = names.New[Decision]("decision", "first_tokens", "continuation", "query", "recompute")
-
-// DecisionNames lists the claim-2 outcomes' names.
-func DecisionNames() []string { return decisions.Names() }
+// Decisions names the values of Decision: Names lists them, Parse reads one.
+var Decisions = names.New[Decision]("decision", "first_tokens", "continuation", "query", "recompute")
 
 // String returns the outcome's name.
-func (d Decision) String() string { return decisions.Name(d) }
+func (d Decision) String() string { return Decisions.Name(d) }
 
 // Record is what happened to one request; the reports turn it into a row
 // of requests.csv.

@@ -21,16 +21,11 @@ const (
 	SchemeBlock
 )
 
-var schemes = names.New[Scheme]("hashing scheme", "patent", "block")
-
-// SchemeNames lists the hashing schemes' names.
-func SchemeNames() []string { return schemes.Names() }
-
-// ParseScheme reads a hashing scheme's name.
-func ParseScheme(name string) (Scheme, error) { return schemes.Parse(name) }
+// Schemes names the values of Scheme: Names lists them, Parse reads one.
+var Schemes = names.New[Scheme]("hashing scheme", "patent", "block")
 
 // String returns the scheme's name.
-func (s Scheme) String() string { return schemes.Name(s) }
+func (s Scheme) String() string { return Schemes.Name(s) }
 
 // AllocPolicy chooses between the two free-address FIFOs (claim 10).
 type AllocPolicy int
@@ -44,16 +39,11 @@ const (
 	Proportional
 )
 
-var allocPolicies = names.New[AllocPolicy]("alloc policy", "fifo1-first", "fifo2-first", "proportional")
-
-// AllocPolicyNames lists the allocation policies' names.
-func AllocPolicyNames() []string { return allocPolicies.Names() }
-
-// ParseAllocPolicy reads an allocation policy's name.
-func ParseAllocPolicy(name string) (AllocPolicy, error) { return allocPolicies.Parse(name) }
+// AllocPolicies names the values of AllocPolicy: Names lists them, Parse reads one.
+var AllocPolicies = names.New[AllocPolicy]("alloc policy", "fifo1-first", "fifo2-first", "proportional")
 
 // String returns the policy's name.
-func (p AllocPolicy) String() string { return allocPolicies.Name(p) }
+func (p AllocPolicy) String() string { return AllocPolicies.Name(p) }
 
 // ExportMode is how an export writes a session's new version.
 type ExportMode int
@@ -66,16 +56,11 @@ const (
 	ExportDelta
 )
 
-var exportModes = names.New[ExportMode]("export mode", "full", "delta")
-
-// ExportModeNames lists the export modes' names.
-func ExportModeNames() []string { return exportModes.Names() }
-
-// ParseExportMode reads an export mode's name.
-func ParseExportMode(name string) (ExportMode, error) { return exportModes.Parse(name) }
+// ExportModes names the values of ExportMode: Names lists them, Parse reads one.
+var ExportModes = names.New[ExportMode]("export mode", "full", "delta")
 
 // String returns the mode's name.
-func (m ExportMode) String() string { return exportModes.Name(m) }
+func (m ExportMode) String() string { return ExportModes.Name(m) }
 
 // DirectoryConfig sets up the functional store.
 type DirectoryConfig struct {

@@ -44,16 +44,11 @@ const (
 	LayoutLayerMajor
 )
 
-var layouts = names.New[Layout]("layout", "claim9", "token-major", "layer-major")
-
-// LayoutNames lists the layouts' names.
-func LayoutNames() []string { return layouts.Names() }
-
-// ParseLayout reads a layout name.
-func ParseLayout(name string) (Layout, error) { return layouts.Parse(name) }
+// Layouts names the values of Layout: Names lists them, Parse reads one.
+var Layouts = names.New[Layout]("layout", "claim9", "token-major", "layer-major")
 
 // String returns the layout's name.
-func (l Layout) String() string { return layouts.Name(l) }
+func (l Layout) String() string { return Layouts.Name(l) }
 
 // Extent is a run of bytes: an offset in a segment's byte space or, once
 // mapped, an address in external storage.

@@ -23,13 +23,13 @@ func TestDocsListEveryEnumFromItsTable(t *testing.T) {
 	require.NoError(t, err)
 	enums := map[string][]string{
 		"system.design":       hostcpu.DesignNames(),
-		"system.export":       hostcpu.ExportPolicyNames(),
-		"fpga.hashing":        kvstore.SchemeNames(),
-		"fpga.alloc_policy":   kvstore.AllocPolicyNames(),
-		"fpga.placement":      fpga.PlacementNames(),
-		"fpga.layout":         kvstore.LayoutNames(),
-		"fpga.export_mode":    kvstore.ExportModeNames(),
-		"functional.decoding": accel.DecodeKindNames(),
+		"system.export":       hostcpu.ExportPolicies.Names(),
+		"fpga.hashing":        kvstore.Schemes.Names(),
+		"fpga.alloc_policy":   kvstore.AllocPolicies.Names(),
+		"fpga.placement":      fpga.Placements.Names(),
+		"fpga.layout":         kvstore.Layouts.Names(),
+		"fpga.export_mode":    kvstore.ExportModes.Names(),
+		"functional.decoding": accel.DecodeKinds.Names(),
 	}
 	for key, names := range enums {
 		row := docRow(string(page), key)

@@ -46,7 +46,7 @@ func (r *resolver) resolveFunctional(sc *Scenario, out *resolved) {
 		name, _, _ := strings.Cut(strings.TrimPrefix(err.Error(), "tinylm: "), " ")
 		r.check("functional."+name, err)
 	}
-	d := accel.Decoding{Kind: pick(r, "functional.decoding", f.Decoding, accel.ParseDecodeKind),
+	d := accel.Decoding{Kind: pick(r, "functional.decoding", f.Decoding, accel.DecodeKinds.Parse),
 		TopK: f.TopK, TopP: float32(f.TopP), Beams: f.Beams}
 	r.intIn("functional.top_k", int64(f.TopK), 1, int64(max(f.Vocab, 1)))
 	r.floatIn("functional.top_p", f.TopP, 1e-6, 1)

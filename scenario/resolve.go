@@ -134,7 +134,7 @@ func (l *Loaded) resolve() (*resolved, error) {
 func (r *resolver) resolveSystem(sc *Scenario, out *resolved) {
 	s := sc.System
 	out.host.Design = pick(r, "system.design", s.Design, hostcpu.ParseDesign)
-	out.host.Export = pick(r, "system.export", s.Export, hostcpu.ParseExportPolicy)
+	out.host.Export = pick(r, "system.export", s.Export, hostcpu.ExportPolicies.Parse)
 	r.intIn("system.nodes", int64(s.Nodes), 1, 1024)
 	out.nodes = s.Nodes
 	if r.oneOf("system.routing", s.Routing, "sticky", "migrate") == "migrate" {
@@ -253,7 +253,7 @@ func (r *resolver) resolveStorage(sc *Scenario, out *resolved) {
 
 func (r *resolver) resolveFPGA(sc *Scenario, out *resolved) {
 	f := sc.FPGA
-	scheme := pick(r, "fpga.hashing", f.Hashing, kvstore.ParseScheme)
+	scheme := pick(r, "fpga.hashing", f.Hashing, kvstore.Schemes.Parse)
 	out.host.Scheme = scheme
 	r.intIn("fpga.block_tokens", int64(f.BlockTokens), 1, 1<<20)
 	r.intIn("fpga.hash_lanes", int64(f.HashLanes), 1, 64)
@@ -265,11 +265,11 @@ func (r *resolver) resolveFPGA(sc *Scenario, out *resolved) {
 	r.intIn("fpga.region_mib", f.RegionMiB, 1, 1<<14)
 	region := f.RegionMiB << 20
 	storage, unlimited := r.capacity(sc.Storage.Capacity, region)
-	layout := pick(r, "fpga.layout", f.Layout, kvstore.ParseLayout)
-	placement := pick(r, "fpga.placement", f.Placement, fpga.ParsePlacement)
-	mode := pick(r, "fpga.export_mode", f.ExportMode, kvstore.ParseExportMode)
+	layout := pick(r, "fpga.layout", f.Layout, kvstore.Layouts.Parse)
+	placement := pick(r, "fpga.placement", f.Placement, fpga.Placements.Parse)
+	mode := pick(r, "fpga.export_mode", f.ExportMode, kvstore.ExportModes.Parse)
 	out.host.ExportMode = mode
-	policy := pick(r, "fpga.alloc_policy", f.AllocPolicy, kvstore.ParseAllocPolicy)
+	policy := pick(r, "fpga.alloc_policy", f.AllocPolicy, kvstore.AllocPolicies.Parse)
 	supersede := r.oneOf("fpga.supersede", f.Supersede, "delete", "keep") == "delete"
 	out.exchangeAcc = r.oneOf("fpga.exchange", f.Exchange, "fpga-hbm", "accelerator") == "accelerator"
 	r.floatIn("fpga.clock_mhz", f.ClockMHz, 1, 5000)
