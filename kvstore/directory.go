@@ -179,6 +179,8 @@ type Directory struct {
 	stats     DirectoryStats
 	tracer    *sim.Tracer
 	component string
+	// demote takes each object evicted to make room (a pool's tier).
+	demote func(now sim.Time, v Victim)
 }
 
 // DirectoryStats counts what the directory did.
@@ -453,7 +455,7 @@ func (d *Directory) physical(seg *segment, in []Extent, out []Extent) []Extent {
 			if last := len(out) - 1; last >= 0 && out[last].Addr+out[last].Bytes == addr {
 				out[last].Bytes += n
 			} else {
-				out = append(out, Extent{addr, n})
+				out = append(out, Extent{Addr: addr, Bytes: n})
 			}
 			off += n
 			left -= n

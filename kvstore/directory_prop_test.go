@@ -263,14 +263,6 @@ func propConfig(scheme Scheme, variant int) DirectoryConfig {
 		Shape: KVShape{Layers: 2, KWidth: 4, VWidth: 4, ElemBytes: 2}, CheckInvariants: true}
 }
 
-func sumBytes(es []Extent) int64 {
-	var n int64
-	for _, e := range es {
-		n += e.Bytes
-	}
-	return n
-}
-
 // runProperty applies ops random operations to a directory and the
 // reference model and compares them after every one.
 func runProperty(t *testing.T, cfg DirectoryConfig, ops int, seed uint64) {
@@ -338,7 +330,7 @@ func exportBoth(t *testing.T, d *Directory, m *refModel, s *propSession, now sim
 		got, err := d.ExportBlocks(now, keys, s.blocks)
 		want, werr := m.exportBlocks(now, keys, s.blocks)
 		require.Equal(t, werr != nil, err != nil, "%s: %v / %v", what, err, werr)
-		require.Equal(t, want, refResult{got.Inserted, got.Existing, got.Evicted, got.Superseded, sumBytes(got.Writes)}, what)
+		require.Equal(t, want, refResult{got.Inserted, got.Existing, got.Evicted, got.Superseded, extentBytes(got.Writes)}, what)
 		if err == nil {
 			s.blocks = len(keys)
 		}
@@ -348,7 +340,7 @@ func exportBoth(t *testing.T, d *Directory, m *refModel, s *propSession, now sim
 	got, err := d.Export(now, k, s.exported)
 	want, werr := m.export(now, k, s.exported)
 	require.Equal(t, werr != nil, err != nil, "%s: %v / %v", what, err, werr)
-	require.Equal(t, want, refResult{got.Inserted, got.Existing, got.Evicted, got.Superseded, sumBytes(got.Writes)}, what)
+	require.Equal(t, want, refResult{got.Inserted, got.Existing, got.Evicted, got.Superseded, extentBytes(got.Writes)}, what)
 	if err == nil {
 		s.exported = &k
 	}
@@ -364,14 +356,14 @@ func lookupBoth(t *testing.T, d *Directory, m *refModel, s *propSession, now sim
 		got, _, err := d.LookupPrefix(now, keys)
 		require.NoError(t, err, what)
 		require.Equal(t, m.lookupPrefix(now, keys), got, "%s: matched blocks", what)
-		require.Equal(t, int64(got)*16*d.cfg.Shape.BytesPerToken(), sumBytes(d.PrefixExtents(keys[:got])), what)
+		require.Equal(t, int64(got)*16*d.cfg.Shape.BytesPerToken(), extentBytes(d.PrefixExtents(keys[:got])), what)
 		return
 	}
 	k := PatentKey(1, tokens)
 	got, err := d.Lookup(now, k)
 	require.NoError(t, err, what)
 	require.Equal(t, m.lookup(now, k), got.Hit, what)
-	require.Equal(t, map[bool]int64{true: k.Tokens * d.cfg.Shape.BytesPerToken()}[got.Hit], sumBytes(d.ReadExtents(got)), what)
+	require.Equal(t, map[bool]int64{true: k.Tokens * d.cfg.Shape.BytesPerToken()}[got.Hit], extentBytes(d.ReadExtents(got)), what)
 }
 
 // TestDirectoryAgainstReference runs 1e5 random operations per scheme in

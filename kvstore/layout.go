@@ -54,6 +54,8 @@ func (l Layout) String() string { return Layouts.Name(l) }
 // mapped, an address in external storage.
 type Extent struct {
 	Addr, Bytes int64
+	// Tier is the tier of a pool that holds it (0 in a one-tier store).
+	Tier int
 }
 
 // extents returns the runs a segment of cap tokens holds for tokens
@@ -75,7 +77,7 @@ func (l Layout) extents(s KVShape, cap, t0, t1 int64) []Extent {
 			out[last].Bytes += bytes
 			return
 		}
-		out = append(out, Extent{addr, bytes})
+		out = append(out, Extent{Addr: addr, Bytes: bytes})
 	}
 	switch l {
 	case LayoutTokenMajor:

@@ -18,7 +18,7 @@ func TestLayoutExtentsCoverTheTokens(t *testing.T) {
 			}
 			assert.Equal(t, (r[1]-r[0])*shape.BytesPerToken(), total, "layout %v tokens %v", l, r)
 		}
-		assert.Equal(t, []Extent{{0, capTokens * shape.BytesPerToken()}}, l.extents(shape, capTokens, 0, capTokens),
+		assert.Equal(t, []Extent{{Addr: 0, Bytes: capTokens * shape.BytesPerToken()}}, l.extents(shape, capTokens, 0, capTokens),
 			"a whole segment is one run")
 	}
 	// claim 9 transposes V: a partial range is a run per layer of K and one

@@ -57,6 +57,13 @@ type ExportResult struct {
 	Written []Written
 }
 
+// add sums another export's result into r.
+func (r *ExportResult) add(o ExportResult) {
+	r.Writes, r.Written = append(r.Writes, o.Writes...), append(r.Written, o.Written...)
+	r.Hops, r.Inserted, r.Existing = r.Hops+o.Hops, r.Inserted+o.Inserted, r.Existing+o.Existing
+	r.Evicted, r.Superseded, r.Regions = r.Evicted+o.Evicted, r.Superseded+o.Superseded, r.Regions+o.Regions
+}
+
 // Written is an object an export wrote: tokens [From, Key.Tokens).
 type Written struct {
 	Key  Key
@@ -167,13 +174,27 @@ func (d *Directory) Expire(now sim.Time) int {
 }
 
 // EvictLRU deletes the least recently used link; false if there is none.
+// A directory that is a pool's tier hands the object to its demote hook
+// first, which moves it down a tier.
 func (d *Directory) EvictLRU(now sim.Time) bool {
 	id, ok := d.oldest()
 	if ok {
+		if d.demote != nil {
+			l := d.links.at(id)
+			d.demote(now, Victim{Key: l.key, Extents: d.ReadExtents(LookupResult{Hit: true, link: id}), Holders: l.holders})
+		}
 		d.deleteLink(now, id)
 		d.stats.Evictions++
 	}
 	return ok
+}
+
+// Victim is an object evicted to make room: its key, where its bytes are
+// and, in the block scheme, how many sessions hold it.
+type Victim struct {
+	Key     Key
+	Extents []Extent
+	Holders int32
 }
 
 // LookupPrefix finds the longest stored prefix of a request's block keys:

@@ -1,0 +1,343 @@
+package kvstore
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/kvcosim/kvcosim/sim"
+)
+
+// Tier is one level of a pool: its name and its capacity.
+type Tier struct {
+	Name  string
+	Bytes int64
+}
+
+// Pool is the store's tiers, fastest first (host DRAM, then an SSD, say),
+// each a Directory of its own regions, FIFOs and chains. An object is in
+// exactly one tier: a save goes to the top; a tier that must make room
+// demotes its least recently used object to the next tier (only the last
+// tier drops objects for good); a hit below the top promotes the object.
+// Each demotion and promotion is a Move the timed layer carries out. A
+// pool of one tier is exactly its Directory.
+//
+// Functional contents do not follow moves: functional mode takes one tier.
+type Pool struct {
+	tiers []*Directory
+	names []string
+	stats []TierStats
+	moves []Move // of the operation in progress
+	err   error  // an invariant violation met while moving
+}
+
+// Move is an object's bytes going from one tier to another: read Read in
+// tier From, write Write in tier To. A promotion's bytes were just read
+// for the import, so its Read is empty.
+type Move struct {
+	From, To    int
+	Read, Write []Extent
+}
+
+// TierStats are a tier's counts beyond its Directory's.
+type TierStats struct {
+	// Hits are lookups answered from this tier.
+	Hits int64
+	// DemotedIn and DemotedOut count objects moved down into and out of
+	// the tier; Promoted counts objects moved from it to the top.
+	DemotedIn, DemotedOut, Promoted int64
+	// Evictions count objects dropped for good (the last tier's, or one
+	// larger than the next tier).
+	Evictions int64
+	// BytesRead and BytesWritten count the bytes of imports, saves and
+	// moves in this tier.
+	BytesRead, BytesWritten int64
+}
+
+// NewPool builds the tiers over one configuration (StorageBytes is each
+// tier's Bytes). Errors name the tier by position and name.
+func NewPool(cfg DirectoryConfig, tiers []Tier) (*Pool, error) {
+	if len(tiers) == 0 {
+		return nil, errors.New("storage.tiers: at least one tier")
+	}
+	p := &Pool{stats: make([]TierStats, len(tiers))}
+	for i, t := range tiers {
+		switch {
+		case t.Name == "":
+			return nil, fmt.Errorf("storage.tiers[%d]: name: empty", i)
+		case t.Bytes < cfg.RegionBytes:
+			return nil, fmt.Errorf("storage.tiers[%d] (%s): capacity %d B: smaller than one %d B region", i, t.Name, t.Bytes, cfg.RegionBytes)
+		}
+		for j, n := range p.names {
+			if n == t.Name {
+				return nil, fmt.Errorf("storage.tiers[%d]: name %q: already the name of tier %d", i, t.Name, j)
+			}
+		}
+		c := cfg
+		c.StorageBytes = t.Bytes
+		d, err := NewDirectory(c)
+		if err != nil {
+			return nil, fmt.Errorf("storage.tiers[%d] (%s): %w", i, t.Name, err)
+		}
+		if i > 0 {
+			from := i - 1
+			p.tiers[from].demote = func(now sim.Time, v Victim) { p.demoteFrom(now, from, v) }
+		}
+		p.tiers, p.names = append(p.tiers, d), append(p.names, t.Name)
+	}
+	return p, nil
+}
+
+// Tiers is the number of tiers.
+func (p *Pool) Tiers() int { return len(p.tiers) }
+
+// Tier returns tier i's directory.
+func (p *Pool) Tier(i int) *Directory { return p.tiers[i] }
+
+// Name returns tier i's name.
+func (p *Pool) Name(i int) string { return p.names[i] }
+
+// Stats returns tier i's counts.
+func (p *Pool) Stats(i int) TierStats { return p.stats[i] }
+
+// Find looks an object up tier by tier, from the top, and promotes what
+// it finds below the top; the extents say which tier holds them, and the
+// moves are the promotions (and the demotions they caused).
+func (p *Pool) Find(now sim.Time, o Object) (Found, []Move, error) {
+	if len(p.tiers) == 1 {
+		f, err := p.tiers[0].Find(now, o)
+		p.count(0, f)
+		return f, nil, err
+	}
+	p.moves, p.err = nil, nil
+	var f Found
+	var err error
+	if p.tiers[0].cfg.Scheme == SchemeBlock {
+		f, err = p.findBlocks(now, o.Blocks)
+	} else {
+		f, err = p.findObject(now, o.Key)
+	}
+	return f, p.moves, errors.Join(err, p.err)
+}
+
+// findObject finds a patent key in the first tier that has it.
+func (p *Pool) findObject(now sim.Time, k Key) (Found, error) {
+	var f Found
+	for i, d := range p.tiers {
+		got, err := d.Find(now, Object{Key: k})
+		f.Hops, f.BucketReads = f.Hops+got.Hops, f.BucketReads+got.BucketReads
+		if err != nil || !got.Hit {
+			if err != nil {
+				return f, err
+			}
+			continue
+		}
+		f.Hit, f.Extents = true, onTier(got.Extents, i)
+		p.count(i, f)
+		return f, p.promote(now, i, k, 0)
+	}
+	return f, nil
+}
+
+// findBlocks finds the longest stored prefix of block keys, each block in
+// whichever tier holds it.
+func (p *Pool) findBlocks(now sim.Time, keys []Key) (Found, error) {
+	var f Found
+	for _, k := range keys {
+		i, r, err := p.lookup(now, k, &f)
+		if err != nil || i < 0 {
+			return f, err
+		}
+		f.MatchedBlocks++
+		f.Extents = append(f.Extents, onTier(p.tiers[i].ReadExtents(r), i)...)
+		p.stats[i].Hits++
+		p.stats[i].BytesRead += extentBytes(f.Extents[len(f.Extents)-1:])
+		if err := p.promote(now, i, k, p.tiers[i].links.at(r.link).holders); err != nil {
+			return f, err
+		}
+	}
+	return f, nil
+}
+
+// lookup finds one key tier by tier, counting hops and bucket reads into
+// f; it returns the tier (-1: none) and the tier's lookup.
+func (p *Pool) lookup(now sim.Time, k Key, f *Found) (int, LookupResult, error) {
+	for i, d := range p.tiers {
+		r, err := d.Lookup(now, k)
+		f.Hops, f.BucketReads = f.Hops+r.Hops, f.BucketReads+1
+		if err != nil {
+			return -1, r, err
+		}
+		if r.Hit {
+			return i, r, nil
+		}
+	}
+	return -1, LookupResult{}, nil
+}
+
+// count adds a found object's hits and bytes read to tier i.
+func (p *Pool) count(i int, f Found) {
+	if f.Hit || f.MatchedBlocks > 0 {
+		p.stats[i].Hits++
+	}
+	p.stats[i].BytesRead += extentBytes(f.Extents)
+}
+
+// promote moves key k from tier i to the top (nothing when i is 0).
+func (p *Pool) promote(now sim.Time, i int, k Key, holders int32) error {
+	if i == 0 {
+		return nil
+	}
+	if _, err := p.tiers[i].Delete(now, k); err != nil {
+		return err
+	}
+	res, err := p.place(now, 0, k, holders)
+	if err != nil {
+		return err
+	}
+	p.stats[i].Promoted++
+	p.moves = append(p.moves, Move{From: i, To: 0, Write: onTier(res.Writes, 0)})
+	return nil
+}
+
+// place stores key k whole in tier i (a moved object: no previous version).
+func (p *Pool) place(now sim.Time, i int, k Key, holders int32) (ExportResult, error) {
+	d := p.tiers[i]
+	var res ExportResult
+	var err error
+	if d.cfg.Scheme == SchemeBlock {
+		res, err = d.ExportBlocks(now, []Key{k}, 0)
+		if id, _ := d.find(k); id != none {
+			d.links.at(id).holders = holders
+		}
+	} else {
+		res, err = d.Export(now, k, nil)
+	}
+	p.stats[i].BytesWritten += extentBytes(res.Writes)
+	return res, err
+}
+
+// demoteFrom moves tier i's evicted object to tier i+1; one that does not
+// fit there is dropped for good.
+func (p *Pool) demoteFrom(now sim.Time, i int, v Victim) {
+	res, err := p.place(now, i+1, v.Key, v.Holders)
+	var inv *InvariantError
+	switch {
+	case errors.As(err, &inv):
+		p.err = errors.Join(p.err, err)
+	case err != nil:
+		p.stats[i].Evictions++
+		return
+	}
+	p.stats[i].DemotedOut++
+	p.stats[i+1].DemotedIn++
+	p.stats[i].BytesRead += extentBytes(v.Extents)
+	p.moves = append(p.moves, Move{From: i, To: i + 1, Read: onTier(v.Extents, i), Write: onTier(res.Writes, i+1)})
+}
+
+// Save stores an object's new version at the top (claims 7-10); the
+// moves are the demotions it caused. A previous version in a lower tier
+// is superseded there (the new version is written whole). In the block
+// scheme a block already stored stays in the tier that holds it and only
+// gains the session as a holder; each block is placed in turn, so one
+// demoted while the others are placed is found where it went.
+func (p *Pool) Save(now sim.Time, o Object) (ExportResult, []Move, error) {
+	top := p.tiers[0]
+	if len(p.tiers) == 1 {
+		res, err := top.Save(now, o)
+		p.stats[0].BytesWritten += extentBytes(res.Writes)
+		return res, nil, err
+	}
+	p.moves, p.err = nil, nil
+	var res ExportResult
+	var err error
+	if top.cfg.Scheme == SchemeBlock {
+		res, err = p.saveBlocks(now, o)
+	} else {
+		res, err = p.saveObject(now, o)
+	}
+	p.stats[0].BytesWritten += extentBytes(res.Writes)
+	res.Writes = onTier(res.Writes, 0)
+	return res, p.moves, errors.Join(err, p.err)
+}
+
+// saveObject supersedes a previous version found below the top where it
+// is, then saves the new version at the top.
+func (p *Pool) saveObject(now sim.Time, o Object) (ExportResult, error) {
+	if o.Prev != nil {
+		if id, _ := p.tiers[0].find(*o.Prev); id == none {
+			for _, d := range p.tiers[1:] {
+				if id, _ := d.find(*o.Prev); id != none && d.cfg.DeleteSuperseded {
+					if _, err := d.Delete(now, *o.Prev); err != nil {
+						return ExportResult{}, err
+					}
+				}
+			}
+			o.Prev = nil
+		}
+	}
+	return p.tiers[0].Save(now, o)
+}
+
+// saveBlocks stores the blocks not stored in any tier at the top and adds
+// the session as a holder of the others, wherever they are.
+func (p *Pool) saveBlocks(now sim.Time, o Object) (ExportResult, error) {
+	var res ExportResult
+	for i, k := range o.Blocks {
+		held := 0
+		if i < o.Held {
+			held = 1 // the session holds it already
+		}
+		d := p.tiers[0]
+		for _, t := range p.tiers[1:] {
+			if id, _ := t.find(k); id != none {
+				d = t
+				break
+			}
+		}
+		one, err := d.ExportBlocks(now, []Key{k}, held)
+		res.add(one)
+		if err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// Check runs every tier's invariant check and checks that no key is in
+// two tiers.
+func (p *Pool) Check(now sim.Time, op string) error {
+	where := map[Key]int{}
+	for i, d := range p.tiers {
+		if err := d.Check(now, op); err != nil {
+			return fmt.Errorf("tier %s: %w", p.names[i], err)
+		}
+		for _, head := range d.buckets {
+			for id := head; id != none; id = d.links.at(id).next {
+				k := d.links.at(id).key
+				if j, dup := where[k]; dup {
+					return &InvariantError{fmt.Sprintf("pool invariant violated at %v after %s: key %+v is in tiers %s and %s",
+						now, op, k, p.names[j], p.names[i])}
+				}
+				where[k] = i
+			}
+		}
+	}
+	return nil
+}
+
+// onTier marks extents as tier i's.
+func onTier(xs []Extent, i int) []Extent {
+	for j := range xs {
+		xs[j].Tier = i
+	}
+	return xs
+}
+
+// extentBytes is the bytes of extents.
+func extentBytes(xs []Extent) int64 {
+	var n int64
+	for _, x := range xs {
+		n += x.Bytes
+	}
+	return n
+}

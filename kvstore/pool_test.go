@@ -1,0 +1,178 @@
+package kvstore
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kvcosim/kvcosim/sim"
+)
+
+// poolOps drives random turns of a dozen sessions through a store: each
+// turn looks up what the session stored (its last version, or its
+// prompt's blocks), grows its history and saves the new version.
+func poolOps(t *testing.T, scheme Scheme, ops int, seed uint64, step func(now sim.Time, find bool, o Object)) {
+	r := sim.NewStreams(seed).Stream("pool")
+	type sess struct {
+		tokens []uint32
+		prev   *Key
+		held   int
+	}
+	sessions := make([]sess, 12)
+	now := sim.Time(0)
+	for range ops {
+		now += sim.Time(1 + r.IntN(20))
+		s := &sessions[r.IntN(len(sessions))]
+		for range 1 + r.IntN(60) {
+			s.tokens = append(s.tokens, uint32(r.IntN(4)))
+		}
+		if len(s.tokens) > 400 {
+			*s = sess{}
+			continue
+		}
+		o := Object{Key: PatentKey(1, s.tokens), Prev: s.prev, Held: s.held}
+		if scheme == SchemeBlock {
+			o = Object{Blocks: BlockKeys(1, s.tokens, 16), Held: s.held}
+			step(now, true, o) // the prompt's stored prefix
+		} else if s.prev != nil {
+			step(now, true, Object{Key: *s.prev}) // the session's stored history
+		}
+		step(now, false, o)
+		k := o.Key
+		s.prev, s.held = &k, len(o.Blocks)
+	}
+}
+
+// TestOneTierPoolIsItsDirectory: a pool of one tier answers every lookup
+// and save exactly as a bare directory does.
+func TestOneTierPoolIsItsDirectory(t *testing.T) {
+	for _, scheme := range Schemes.Names() {
+		sc, _ := Schemes.Parse(scheme)
+		cfg := propConfig(sc, 0)
+		d, err := NewDirectory(cfg)
+		require.NoError(t, err)
+		p, err := NewPool(cfg, []Tier{{Name: "ssd", Bytes: cfg.StorageBytes}})
+		require.NoError(t, err)
+		poolOps(t, sc, 2000, 3, func(now sim.Time, find bool, o Object) {
+			if find {
+				want, werr := d.Find(now, o)
+				got, moves, gerr := p.Find(now, o)
+				require.Equal(t, werr, gerr)
+				require.Equal(t, want, got)
+				require.Empty(t, moves)
+				return
+			}
+			want, werr := d.Save(now, o)
+			got, moves, gerr := p.Save(now, o)
+			require.Equal(t, werr, gerr)
+			require.Equal(t, want, got)
+			require.Empty(t, moves)
+		})
+		assert.Equal(t, d.Stats(), p.Tier(0).Stats(), scheme)
+	}
+}
+
+// TestPoolKeepsEveryObjectInOneTier runs random turns through pools of
+// two and three tiers in both schemes and checks after every operation
+// that no key is in two tiers (and every tier's invariants), that every
+// demotion moves an object whole (bytes read equal bytes written) into
+// the next tier, and that the demotions out of a tier are the demotions
+// into the next.
+func TestPoolKeepsEveryObjectInOneTier(t *testing.T) {
+	for _, scheme := range Schemes.Names() {
+		for _, sizes := range [][]int64{{8, 64}, {6, 12, 64}} {
+			t.Run(fmt.Sprintf("%s/%v", scheme, sizes), func(t *testing.T) {
+				sc, _ := Schemes.Parse(scheme)
+				cfg := propConfig(sc, 1)
+				var tiers []Tier
+				for i, regions := range sizes {
+					tiers = append(tiers, Tier{Name: fmt.Sprintf("t%d", i), Bytes: regions * cfg.RegionBytes})
+				}
+				p, err := NewPool(cfg, tiers)
+				require.NoError(t, err)
+				var demotions, promotions int
+				poolOps(t, sc, 3000, 5, func(now sim.Time, find bool, o Object) {
+					var moves []Move
+					var err error
+					if find {
+						var f Found
+						f, moves, err = p.Find(now, o)
+						for _, x := range f.Extents {
+							require.True(t, x.Tier >= 0 && x.Tier < p.Tiers())
+						}
+					} else {
+						_, moves, err = p.Save(now, o)
+					}
+					if err != nil {
+						require.NotErrorAs(t, err, new(*InvariantError))
+					}
+					require.NoError(t, p.Check(now, "pool test"))
+					for _, m := range moves {
+						if m.To == m.From+1 {
+							demotions++
+							require.Equal(t, extentBytes(m.Read), extentBytes(m.Write), "a demotion moves an object whole")
+						} else {
+							promotions++
+							require.Zero(t, m.To, "a promotion goes to the top")
+						}
+						for _, x := range m.Write {
+							require.Equal(t, m.To, x.Tier)
+						}
+					}
+				})
+				assert.Positive(t, demotions, "the top tier overflowed")
+				assert.Positive(t, promotions, "a lower tier answered")
+				for i := 0; i+1 < p.Tiers(); i++ {
+					assert.Equal(t, p.Stats(i).DemotedOut, p.Stats(i+1).DemotedIn)
+				}
+			})
+		}
+	}
+}
+
+func TestPoolRejectsBadTiers(t *testing.T) {
+	cfg := propConfig(SchemePatent, 0)
+	cases := []struct {
+		name  string
+		tiers []Tier
+		want  string
+	}{
+		{"empty", nil, "storage.tiers: at least one tier"},
+		{"no name", []Tier{{Bytes: 4096}}, "storage.tiers[0]: name: empty"},
+		{"repeated", []Tier{{Name: "dram", Bytes: 4096}, {Name: "dram", Bytes: 8192}}, `storage.tiers[1]: name "dram": already the name of tier 0`},
+		{"below a region", []Tier{{Name: "dram", Bytes: 100}}, "storage.tiers[0] (dram): capacity 100 B: smaller than one 256 B region"},
+	}
+	for _, c := range cases {
+		_, err := NewPool(cfg, c.tiers)
+		assert.EqualError(t, err, c.want, c.name)
+	}
+}
+
+// A two-tier pool: DRAM with room for two objects, then an SSD. A third
+// session's save demotes the least recently used object to the SSD; a
+// lookup of it there promotes it back, demoting the next one.
+func ExamplePool() {
+	cfg := DirectoryConfig{BucketsLog2: 4, RegionBytes: 4096, Shape: KVShape{Layers: 1, KWidth: 1020, VWidth: 1020, ElemBytes: 2}}
+	pool, _ := NewPool(cfg, []Tier{{Name: "dram", Bytes: 2 * 4096}, {Name: "ssd", Bytes: 64 * 4096}})
+	key := func(session uint64) Key { return Key{Tokens: 1, Hash: session} }
+	for s := range uint64(3) {
+		_, moves, _ := pool.Save(sim.Time(s), Object{Key: key(s)})
+		for _, m := range moves {
+			fmt.Printf("save %d: moved %s -> %s\n", s, pool.Name(m.From), pool.Name(m.To))
+		}
+	}
+	f, moves, _ := pool.Find(10, Object{Key: key(0)})
+	fmt.Printf("session 0 found in %s\n", pool.Name(f.Extents[0].Tier))
+	for _, m := range moves {
+		fmt.Printf("find 0: moved %s -> %s\n", pool.Name(m.From), pool.Name(m.To))
+	}
+	fmt.Println("objects:", pool.Tier(0).Links(), "in dram,", pool.Tier(1).Links(), "on the ssd")
+	// Output:
+	// save 2: moved dram -> ssd
+	// session 0 found in ssd
+	// find 0: moved dram -> ssd
+	// find 0: moved ssd -> dram
+	// objects: 2 in dram, 1 on the ssd
+}
