@@ -107,6 +107,7 @@ type Node struct {
 	// P2PToGPU and P2PFromGPU join the FPGA's exchange memory and the
 	// accelerator (design fpga, exchange on the FPGA card).
 	P2PToGPU, P2PFromGPU *sim.Link
-	// Storage is the external store as this node reaches it.
-	Storage memory.Device
+	// Tiers are the storage pool's tiers as this node reaches them,
+	// fastest first (the patent's external store is the one tier).
+	Tiers []memory.Device
 }

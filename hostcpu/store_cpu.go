@@ -19,8 +19,9 @@ func newCPUStore(s *System) Store { return cpuStore{s} }
 func (st cpuStore) Query(slot int) {
 	s := st.s
 	r := s.reqs.At(slot)
-	found, err := s.dir.Find(s.eng.Now(), s.queryObject(r))
+	found, moves, err := s.pool.Find(s.eng.Now(), s.queryObject(r))
 	s.check(err)
+	s.move(r.node, moves)
 	r.found = found
 	hashed := 4 * r.sess.historyLen
 	if s.cfg.Scheme == kvstore.SchemeBlock {
@@ -37,7 +38,7 @@ func (st cpuStore) Import(slot int) int {
 	r := s.reqs.At(slot)
 	n := s.nodes[r.node]
 	for _, e := range r.found.Extents {
-		s.moveExtent(slot, []hop{{dev: n.Storage, addr: e.Addr}, {dev: n.HostMemory, write: true}, {link: n.ToGPU}}, e.Bytes, opImported)
+		s.moveExtent(slot, []hop{{dev: n.Tiers[e.Tier], addr: e.Addr}, {dev: n.HostMemory, write: true}, {link: n.ToGPU}}, e.Bytes, opImported)
 	}
 	return len(r.found.Extents)
 }
@@ -57,7 +58,8 @@ func (st cpuStore) Save(id int) int {
 	s := st.s
 	t := s.exports.At(id)
 	n := s.nodes[t.node]
-	res, err := s.dir.Save(s.eng.Now(), t.object())
+	res, moves, err := s.pool.Save(s.eng.Now(), t.object())
+	s.move(t.node, moves)
 	t.result = exportOutcome{Export: res, Err: err}
 	if _, bad := err.(*kvstore.InvariantError); bad {
 		s.check(err)
@@ -66,10 +68,26 @@ func (st cpuStore) Save(id int) int {
 		sim.Time(res.Hops+3*res.Inserted+2*res.Superseded+1)*s.cfg.HostAccessLatency
 	n.cpu.Submit(sim.Job{Service: service, Done: sim.Event{Handler: s, Op: opExportStep, Arg: int64(id)}})
 	for _, w := range res.Writes {
-		s.moveExtent(id, []hop{{dev: n.HostMemory}, {dev: n.Storage, addr: w.Addr, write: true}}, w.Bytes, opExportStep)
+		s.moveExtent(id, []hop{{dev: n.HostMemory}, {dev: n.Tiers[w.Tier], addr: w.Addr, write: true}}, w.Bytes, opExportStep)
 	}
 	return len(res.Writes) + 1
 }
 
 // Part is the CPU.
 func (cpuStore) Part() string { return PartCPU }
+
+// move carries out the pool's moves between tiers in the background:
+// each extent read from its tier into host memory and written from host
+// memory into its new tier, taking the devices' time without holding up
+// the request that caused it.
+func (s *System) move(node int, moves []kvstore.Move) {
+	n := s.nodes[node]
+	for _, m := range moves {
+		for _, x := range m.Read {
+			s.moveExtent(-1, []hop{{dev: n.Tiers[x.Tier], addr: x.Addr}, {dev: n.HostMemory, write: true}}, x.Bytes, opMoved)
+		}
+		for _, x := range m.Write {
+			s.moveExtent(-1, []hop{{dev: n.HostMemory}, {dev: n.Tiers[x.Tier], addr: x.Addr, write: true}}, x.Bytes, opMoved)
+		}
+	}
+}

@@ -78,7 +78,7 @@ type System struct {
 	eng      *sim.Engine
 	cfg      Config
 	nodes    []*nodeState
-	dir      *kvstore.Directory // the store's index (design cpu; the FPGAs share theirs)
+	pool     *kvstore.Pool // the store's tiers and index (design cpu; the FPGAs share their directory)
 	store    Store
 	router   router
 	sessions []*session
@@ -107,18 +107,19 @@ const (
 	opExportStep
 	opAdmit
 	opOpen
+	opMoved
 )
 
-// NewSystem builds the CPU side over the nodes' hardware. dir is the
-// store's index for design cpu (nil otherwise).
-func NewSystem(eng *sim.Engine, cfg Config, nodes []Node, dir *kvstore.Directory, w *workloads.Workload, streams sim.Streams) (*System, error) {
+// NewSystem builds the CPU side over the nodes' hardware. pool is the
+// store's tiers and index for design cpu (nil otherwise).
+func NewSystem(eng *sim.Engine, cfg Config, nodes []Node, pool *kvstore.Pool, w *workloads.Workload, streams sim.Streams) (*System, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	if len(nodes) == 0 {
 		return nil, fmt.Errorf("system.nodes: at least one node")
 	}
-	s := &System{eng: eng, cfg: cfg, dir: dir, router: router{migrate: cfg.MigrateFraction, rng: streams.Stream("hostcpu/routing")},
+	s := &System{eng: eng, cfg: cfg, pool: pool, router: router{migrate: cfg.MigrateFraction, rng: streams.Stream("hostcpu/routing")},
 		counts: Counts{Decisions: map[string]int64{}}}
 	s.store = cfg.Design.newStore(s)
 	for i, n := range nodes {
@@ -207,6 +208,7 @@ func (s *System) Handle(ev sim.Event) {
 		s.admitQueued()
 	case opOpen:
 		s.open(int(ev.Arg))
+	case opMoved: // a background move between tiers has landed
 	}
 }
 

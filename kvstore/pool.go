@@ -38,19 +38,18 @@ type Move struct {
 	Read, Write []Extent
 }
 
-// TierStats are a tier's counts beyond its Directory's.
+// TierStats are a tier's counts beyond its Directory's (whose Lookups and
+// Hits are the tier's).
 type TierStats struct {
-	// Hits are lookups answered from this tier.
-	Hits int64
 	// DemotedIn and DemotedOut count objects moved down into and out of
 	// the tier; Promoted counts objects moved from it to the top.
 	DemotedIn, DemotedOut, Promoted int64
 	// Evictions count objects dropped for good (the last tier's, or one
 	// larger than the next tier).
 	Evictions int64
-	// BytesRead and BytesWritten count the bytes of imports, saves and
-	// moves in this tier.
-	BytesRead, BytesWritten int64
+	// BytesWritten counts the bytes the pool wrote into the tier: saves
+	// and moves in (what its device must see written).
+	BytesWritten int64
 }
 
 // NewPool builds the tiers over one configuration (StorageBytes is each
@@ -87,6 +86,12 @@ func NewPool(cfg DirectoryConfig, tiers []Tier) (*Pool, error) {
 	return p, nil
 }
 
+// HeldBytes is what the directory's regions in use hold.
+func (d *Directory) HeldBytes() int64 {
+	f1, f2 := d.FIFOLevels()
+	return int64(d.Regions()-f1-f2) * d.cfg.RegionBytes
+}
+
 // Tiers is the number of tiers.
 func (p *Pool) Tiers() int { return len(p.tiers) }
 
@@ -96,8 +101,15 @@ func (p *Pool) Tier(i int) *Directory { return p.tiers[i] }
 // Name returns tier i's name.
 func (p *Pool) Name(i int) string { return p.names[i] }
 
-// Stats returns tier i's counts.
-func (p *Pool) Stats(i int) TierStats { return p.stats[i] }
+// Stats returns tier i's counts; the last tier's evictions are its
+// directory's (it has nowhere to demote to).
+func (p *Pool) Stats(i int) TierStats {
+	st := p.stats[i]
+	if i == len(p.tiers)-1 {
+		st.Evictions += p.tiers[i].Stats().Evictions
+	}
+	return st
+}
 
 // Find looks an object up tier by tier, from the top, and promotes what
 // it finds below the top; the extents say which tier holds them, and the
@@ -105,7 +117,6 @@ func (p *Pool) Stats(i int) TierStats { return p.stats[i] }
 func (p *Pool) Find(now sim.Time, o Object) (Found, []Move, error) {
 	if len(p.tiers) == 1 {
 		f, err := p.tiers[0].Find(now, o)
-		p.count(0, f)
 		return f, nil, err
 	}
 	p.moves, p.err = nil, nil
@@ -132,7 +143,6 @@ func (p *Pool) findObject(now sim.Time, k Key) (Found, error) {
 			continue
 		}
 		f.Hit, f.Extents = true, onTier(got.Extents, i)
-		p.count(i, f)
 		return f, p.promote(now, i, k, 0)
 	}
 	return f, nil
@@ -149,8 +159,6 @@ func (p *Pool) findBlocks(now sim.Time, keys []Key) (Found, error) {
 		}
 		f.MatchedBlocks++
 		f.Extents = append(f.Extents, onTier(p.tiers[i].ReadExtents(r), i)...)
-		p.stats[i].Hits++
-		p.stats[i].BytesRead += extentBytes(f.Extents[len(f.Extents)-1:])
 		if err := p.promote(now, i, k, p.tiers[i].links.at(r.link).holders); err != nil {
 			return f, err
 		}
@@ -172,14 +180,6 @@ func (p *Pool) lookup(now sim.Time, k Key, f *Found) (int, LookupResult, error) 
 		}
 	}
 	return -1, LookupResult{}, nil
-}
-
-// count adds a found object's hits and bytes read to tier i.
-func (p *Pool) count(i int, f Found) {
-	if f.Hit || f.MatchedBlocks > 0 {
-		p.stats[i].Hits++
-	}
-	p.stats[i].BytesRead += extentBytes(f.Extents)
 }
 
 // promote moves key k from tier i to the top (nothing when i is 0).
@@ -230,7 +230,6 @@ func (p *Pool) demoteFrom(now sim.Time, i int, v Victim) {
 	}
 	p.stats[i].DemotedOut++
 	p.stats[i+1].DemotedIn++
-	p.stats[i].BytesRead += extentBytes(v.Extents)
 	p.moves = append(p.moves, Move{From: i, To: i + 1, Read: onTier(v.Extents, i), Write: onTier(res.Writes, i+1)})
 }
 

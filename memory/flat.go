@@ -40,7 +40,7 @@ func (m *FlatMemory) Stats() sim.LinkStats { return m.link.Stats() }
 
 // Traffic returns the bytes read and written.
 func (m *FlatMemory) Traffic() Traffic {
-	return Traffic{BytesRead: m.bytesRead.Value(), BytesWritten: m.bytesWritten.Value()}
+	return Traffic{BytesRead: m.bytesRead.Value(), BytesWritten: m.bytesWritten.Value(), ReadBusy: m.link.Stats().Busy}
 }
 
 // FlatFromDRAM measures a DRAM preset once (its idle burst read and a

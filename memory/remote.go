@@ -14,9 +14,11 @@ type Device interface {
 	Traffic() Traffic
 }
 
-// Traffic is a device's bytes read and written.
+// Traffic is a device's bytes read and written, and how long its path to
+// the host was busy carrying reads (0 where the model has no such path).
 type Traffic struct {
 	BytesRead, BytesWritten int64
+	ReadBusy                sim.Time
 }
 
 // RemoteStore is a storage device reached over a network (a shared pool

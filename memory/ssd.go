@@ -271,7 +271,7 @@ type SSDStats struct {
 
 // Traffic returns the bytes read and written.
 func (s *SSD) Traffic() Traffic {
-	return Traffic{BytesRead: s.bytesRead.Value(), BytesWritten: s.bytesWritten.Value()}
+	return Traffic{BytesRead: s.bytesRead.Value(), BytesWritten: s.bytesWritten.Value(), ReadBusy: s.host.CardToHost.Stats().Busy}
 }
 
 // Stats returns the totals so far.

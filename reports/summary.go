@@ -63,6 +63,8 @@ type Summary struct {
 	// their claim-2 decisions, queries and their hits and misses.
 	Conservation map[string]int64 `json:"conservation"`
 	Store        map[string]int64 `json:"store"`
+	// Tiers are the storage pool's tiers, fastest first (storing designs).
+	Tiers []TierSummary `json:"tiers,omitempty"`
 	// Functional holds functional mode's data-integrity counters.
 	Functional map[string]int64 `json:"functional,omitempty"`
 }
@@ -72,4 +74,24 @@ func (s *Summary) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(s)
+}
+
+// TierSummary is one storage tier's figures in a run: its device and
+// capacity, the lookups it answered, the bytes its device read and wrote,
+// the objects moved into and out of it (demoted down a tier, promoted to
+// the top), those dropped for good, and what it holds at the end.
+type TierSummary struct {
+	Name          string `json:"name"`
+	Device        string `json:"device"`
+	CapacityBytes int64  `json:"capacity_bytes"`
+	Lookups       int64  `json:"lookups"`
+	Hits          int64  `json:"hits"`
+	BytesRead     int64  `json:"bytes_read"`
+	BytesWritten  int64  `json:"bytes_written"`
+	DemotedIn     int64  `json:"demoted_in"`
+	DemotedOut    int64  `json:"demoted_out"`
+	Promoted      int64  `json:"promoted"`
+	Evictions     int64  `json:"evictions"`
+	Objects       int64  `json:"objects"`
+	HeldBytes     int64  `json:"held_bytes"`
 }

@@ -3,6 +3,7 @@ package scenario
 import (
 	"fmt"
 	"github.com/kvcosim/kvcosim/kvstore"
+	"slices"
 	"time"
 
 	"github.com/kvcosim/kvcosim/accel"
@@ -22,8 +23,10 @@ type Run struct {
 	// skippedLines counts malformed trace lines skipped.
 	skippedLines int
 	nodes        []*builtNode
-	ssd          *memory.SSD
-	dir          *kvstore.Directory
+	ssd          *memory.SSD // the one-tier form's device (functional mode's byte store)
+	tierDevs     []memory.Device
+	pool         *kvstore.Pool
+	dir          *kvstore.Directory // tier 0's index: the FPGA engines' and the levels'
 	streams      sim.Streams
 }
 
@@ -34,7 +37,7 @@ type builtNode struct {
 	p2pTo     *sim.Link
 	p2pFrom   *sim.Link
 	exchange  *memory.FlatMemory
-	remote    *memory.RemoteStore
+	remotes   []*memory.RemoteStore // each tier over the network (several nodes)
 	exec      *accel.Executor
 	engine    *fpga.Engine
 }
@@ -72,6 +75,35 @@ func (r *Run) buildWorkload(streams sim.Streams) (*workloads.Workload, error) {
 	return t.Workload(lw.TimeScale), nil
 }
 
+// buildTiers makes the storage tiers' devices and, for a storing design,
+// the pool's index over them (the store's levels are tier 0's).
+func (r *Run) buildTiers() error {
+	rs := r.l.resolved
+	var err error
+	if len(r.l.Storage.Tiers) == 0 {
+		if r.ssd, err = memory.NewSSD(r.eng, rs.ssd); err != nil {
+			return err
+		}
+		r.tierDevs = []memory.Device{r.ssd}
+	}
+	for i, t := range rs.tiers[len(r.tierDevs):] {
+		d, err := memory.NewTierDevice(r.eng, t.Name, rs.tierDevices[i])
+		if err != nil {
+			return fmt.Errorf("storage.tiers[%d]: %w", i, err)
+		}
+		r.tierDevs = append(r.tierDevs, d)
+	}
+	if !rs.host.Design.Stores {
+		return nil
+	}
+	if r.pool, err = kvstore.NewPool(rs.fpga.Directory, rs.tiers); err != nil {
+		return err
+	}
+	r.dir = r.pool.Tier(0)
+	r.dir.Trace(r.eng.Trace(), StoreComponent)
+	return nil
+}
+
 // Build assembles the system a loaded scenario describes.
 func Build(l *Loaded) (*Run, error) {
 	rs := l.resolved
@@ -83,14 +115,8 @@ func Build(l *Loaded) (*Run, error) {
 		return nil, err
 	}
 	r.workload = w
-	if r.ssd, err = memory.NewSSD(eng, rs.ssd); err != nil {
+	if err := r.buildTiers(); err != nil {
 		return nil, err
-	}
-	if rs.host.Design.Stores {
-		if r.dir, err = kvstore.NewDirectory(rs.fpga.Directory); err != nil {
-			return nil, err
-		}
-		r.dir.Trace(eng.Trace(), StoreComponent)
 	}
 	var parts []hostcpu.Node
 	for i := range rs.nodes {
@@ -101,11 +127,11 @@ func Build(l *Loaded) (*Run, error) {
 		r.nodes = append(r.nodes, n)
 		parts = append(parts, hn)
 	}
-	var cpuDir *kvstore.Directory
+	var hostPool *kvstore.Pool
 	if !rs.host.Design.Card {
-		cpuDir = r.dir // the host runs the store itself
+		hostPool = r.pool // the host runs the store itself
 	}
-	if r.sys, err = hostcpu.NewSystem(eng, rs.host, parts, cpuDir, w, streams); err != nil {
+	if r.sys, err = hostcpu.NewSystem(eng, rs.host, parts, hostPool, w, streams); err != nil {
 		return nil, err
 	}
 	if rs.functional != nil {
@@ -138,12 +164,20 @@ func (r *Run) buildNode(i int) (*builtNode, hostcpu.Node, error) {
 	if n.gpu, err = memory.NewPCIe(eng, gpuCfg); err != nil {
 		return nil, hostcpu.Node{}, err
 	}
-	var storage memory.Device = r.ssd
-	if rs.nodes > 1 {
-		if n.remote, err = memory.NewRemoteStore(eng, name("network"), r.ssd, rs.network, rs.netLatency); err != nil {
+	tiers := slices.Clone(r.tierDevs)
+	for t := range tiers {
+		if rs.nodes == 1 {
+			break
+		}
+		net := name("network")
+		if t > 0 {
+			net = name("network-" + rs.tiers[t].Name)
+		}
+		remote, err := memory.NewRemoteStore(eng, net, r.tierDevs[t], rs.network, rs.netLatency)
+		if err != nil {
 			return nil, hostcpu.Node{}, err
 		}
-		storage = n.remote
+		tiers[t], n.remotes = remote, append(n.remotes, remote)
 	}
 	if n.exec, err = accel.NewExecutor(eng, name("accel"), rs.node, rs.host.MaxBatch, rs.host.TokenBudget); err != nil {
 		return nil, hostcpu.Node{}, err
@@ -156,9 +190,9 @@ func (r *Run) buildNode(i int) (*builtNode, hostcpu.Node, error) {
 	if err != nil {
 		return nil, hostcpu.Node{}, err
 	}
-	hn := hostcpu.Node{Exec: n.exec, KV: kv, HostMemory: n.host, ToGPU: n.gpu.HostToCard, FromGPU: n.gpu.CardToHost, Storage: storage}
+	hn := hostcpu.Node{Exec: n.exec, KV: kv, HostMemory: n.host, ToGPU: n.gpu.HostToCard, FromGPU: n.gpu.CardToHost, Tiers: tiers}
 	if rs.host.Design.Card {
-		if err := r.buildFPGA(i, n, &hn, storage); err != nil {
+		if err := r.buildFPGA(i, n, &hn, tiers[0]); err != nil {
 			return nil, hostcpu.Node{}, err
 		}
 	}
@@ -237,8 +271,8 @@ func (r *Run) Execute() (*Result, error) {
 			return nil, fmt.Errorf("node %d: %w", i, n.engine.Failure())
 		}
 	}
-	if r.dir != nil {
-		if err := r.dir.Check(r.eng.Now(), "end of run"); err != nil {
+	if r.pool != nil {
+		if err := r.pool.Check(r.eng.Now(), "end of run"); err != nil {
 			return nil, err
 		}
 	}

@@ -155,11 +155,34 @@ func (l *Loaded) walk(n *yaml.Node, v reflect.Value, prefix, src string) error {
 			}
 			continue
 		}
+		if f.Kind() == reflect.Slice {
+			if err := l.walkList(val, f, key, src); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := decodeLeaf(val, f); err != nil {
 			return &Error{Where: where, Key: key, Msg: err.Error()}
 		}
 		l.where[key] = where
 	}
+	return nil
+}
+
+// walkList decodes a list of mappings (storage.tiers) item by item, each
+// checked as a mapping of its own ("storage.tiers[1].device").
+func (l *Loaded) walkList(n *yaml.Node, f reflect.Value, key, src string) error {
+	if n.Kind != yaml.SequenceNode {
+		return &Error{Where: fmt.Sprintf("%s:%d", src, n.Line), Key: key, Msg: "expected a list of mappings"}
+	}
+	list := reflect.MakeSlice(f.Type(), len(n.Content), len(n.Content))
+	for i, item := range n.Content {
+		if err := l.walk(item, list.Index(i), fmt.Sprintf("%s[%d].", key, i), src); err != nil {
+			return err
+		}
+	}
+	f.Set(list)
+	l.where[key] = fmt.Sprintf("%s:%d", src, n.Line)
 	return nil
 }
 
@@ -186,6 +209,13 @@ func (l *Loaded) set(s string) error {
 		}
 		if f.Kind() == reflect.Struct {
 			return &Error{Where: where, Key: key, Msg: "is a section; set one of its keys: " + strings.Join(tags(f.Type()), ", ")}
+		}
+		if f.Kind() == reflect.Slice {
+			var doc yaml.Node
+			if err := yaml.Unmarshal([]byte(value), &doc); err != nil || len(doc.Content) == 0 {
+				return &Error{Where: where, Key: key, Msg: "want a list of mappings, such as [{name: dram, device: ddr5-4800, capacity: 64GB}]"}
+			}
+			return l.walkList(doc.Content[0], f, key, "--set")
 		}
 		if err := setLeaf(value, f); err != nil {
 			return &Error{Where: where, Key: key, Msg: err.Error()}
@@ -241,7 +271,7 @@ func Keys() []string {
 	rec = func(t reflect.Type, prefix string) {
 		for i := range t.NumField() {
 			f := t.Field(i)
-			name := prefix + f.Tag.Get("yaml")
+			name := prefix + yamlName(f)
 			if f.Type.Kind() == reflect.Struct {
 				rec(f.Type, name+".")
 			} else {
@@ -254,10 +284,16 @@ func Keys() []string {
 	return out
 }
 
+// yamlName is a field's key: its yaml tag without options.
+func yamlName(f reflect.StructField) string {
+	name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+	return name
+}
+
 func fieldByTag(v reflect.Value, tag string) (reflect.Value, bool) {
 	t := v.Type()
 	for i := range t.NumField() {
-		if t.Field(i).Tag.Get("yaml") == tag {
+		if yamlName(t.Field(i)) == tag {
 			return v.Field(i), true
 		}
 	}
@@ -267,7 +303,7 @@ func fieldByTag(v reflect.Value, tag string) (reflect.Value, bool) {
 func tags(t reflect.Type) []string {
 	var out []string
 	for i := range t.NumField() {
-		out = append(out, t.Field(i).Tag.Get("yaml"))
+		out = append(out, yamlName(t.Field(i)))
 	}
 	sort.Strings(out)
 	return out

@@ -32,7 +32,9 @@ type resolved struct {
 	fpgaPCIe    memory.PCIeConfig
 	exchangeAcc bool
 	p2p         sim.Bandwidth
-	ssd         memory.SSDConfig
+	ssd         memory.SSDConfig // the one-tier form's device
+	tiers       []kvstore.Tier   // the pool's tiers, fastest first
+	tierDevices []string         // their device presets
 	synthetic   workloads.SyntheticConfig
 	functional  *functionalConfig // nil in timing mode
 }
@@ -246,9 +248,54 @@ func (r *resolver) resolveCPU(sc *Scenario, out *resolved) {
 }
 
 func (r *resolver) resolveStorage(sc *Scenario, out *resolved) {
-	var err error
-	out.ssd, err = memory.SSDPreset(sc.Storage.Device)
-	r.check("storage.device", err)
+	s := sc.Storage
+	if len(s.Tiers) == 0 {
+		var err error
+		out.ssd, err = memory.SSDPreset(s.Device)
+		r.check("storage.device", err)
+		return
+	}
+	for _, key := range []string{"storage.device", "storage.capacity"} {
+		if !strings.HasPrefix(r.l.Where(key), "(default)") {
+			r.fail(key, "storage.tiers is given too: give the tiers, or one device and its capacity")
+		}
+	}
+	if !out.host.Design.Stores {
+		return
+	}
+	switch {
+	case len(s.Tiers) > 1 && out.host.Design.Card:
+		r.fail("storage.tiers", "the %s design reaches one tier (the patent's external store), not %d", out.host.Design, len(s.Tiers))
+	case out.functional != nil:
+		r.fail("storage.tiers", "functional mode stores real bytes on one SSD: give storage.device and storage.capacity")
+	}
+	for i, t := range s.Tiers {
+		key := fmt.Sprintf("storage.tiers[%d]", i)
+		if j := slices.IndexFunc(s.Tiers[:i], func(o TierSpec) bool { return o.Name == t.Name }); t.Name == "" || j >= 0 {
+			r.fail(key+".name", "%q: want a name of its own (tier %d has it)", t.Name, j)
+		}
+		if !slices.Contains(memory.TierDeviceNames(), t.Device) {
+			r.fail(key+".device", "%q is not allowed (allowed: %s)", t.Device, strings.Join(memory.TierDeviceNames(), ", "))
+		}
+		out.tierDevices = append(out.tierDevices, t.Device)
+	}
+}
+
+// resolveTiers sizes the pool's tiers in whole regions: the one-tier form
+// from storage.device and storage.capacity, or storage.tiers.
+func (r *resolver) resolveTiers(sc *Scenario, out *resolved, region int64) (last int64, unlimited bool) {
+	s := sc.Storage
+	if len(s.Tiers) == 0 {
+		bytes, unlimited := r.capacity("storage.capacity", s.Capacity, region)
+		out.tiers, out.tierDevices = []kvstore.Tier{{Name: s.Device, Bytes: bytes}}, []string{s.Device}
+		return bytes, unlimited
+	}
+	for i, t := range s.Tiers {
+		bytes, u := r.capacity(fmt.Sprintf("storage.tiers[%d].capacity", i), t.Capacity, region)
+		out.tiers = append(out.tiers, kvstore.Tier{Name: t.Name, Bytes: bytes})
+		last, unlimited = bytes, u
+	}
+	return last, unlimited
 }
 
 func (r *resolver) resolveFPGA(sc *Scenario, out *resolved) {
@@ -264,7 +311,7 @@ func (r *resolver) resolveFPGA(sc *Scenario, out *resolved) {
 	r.check("fpga.buckets", err)
 	r.intIn("fpga.region_mib", f.RegionMiB, 1, 1<<14)
 	region := f.RegionMiB << 20
-	storage, unlimited := r.capacity(sc.Storage.Capacity, region)
+	storage, unlimited := r.resolveTiers(sc, out, region)
 	layout := pick(r, "fpga.layout", f.Layout, kvstore.Layouts.Parse)
 	placement := pick(r, "fpga.placement", f.Placement, fpga.Placements.Parse)
 	mode := pick(r, "fpga.export_mode", f.ExportMode, kvstore.ExportModes.Parse)
@@ -308,17 +355,17 @@ func (r *resolver) resolveFPGA(sc *Scenario, out *resolved) {
 
 // capacity reads storage.capacity: a size, or unlimited (as many regions
 // as the index can address).
-func (r *resolver) capacity(text string, region int64) (int64, bool) {
+func (r *resolver) capacity(key, text string, region int64) (int64, bool) {
 	if text == "unlimited" {
 		return (1<<31 - 1) * region, true
 	}
 	n, err := ParseSize(text)
 	if err != nil {
-		r.fail("storage.capacity", "%v (or unlimited)", err)
+		r.fail(key, "%v (or unlimited)", err)
 		return region, false
 	}
 	if n < region {
-		r.fail("storage.capacity", "%s is smaller than one %d MiB region", text, region>>20)
+		r.fail(key, "%s is smaller than one %d MiB region", text, region>>20)
 	}
 	return min(n/region, 1<<31-1) * region, false
 }

@@ -104,6 +104,16 @@ type FPGA struct {
 type Storage struct {
 	Device   string `yaml:"device"`
 	Capacity string `yaml:"capacity"`
+	// Tiers, when given, replace device and capacity: the pool's tiers,
+	// fastest first.
+	Tiers []TierSpec `yaml:"tiers,omitempty"`
+}
+
+// TierSpec is one tier of the storage pool.
+type TierSpec struct {
+	Name     string `yaml:"name"`
+	Device   string `yaml:"device"`
+	Capacity string `yaml:"capacity"`
 }
 
 // Workload is what arrives.

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"github.com/kvcosim/kvcosim/memory"
 	"github.com/kvcosim/kvcosim/reports"
 	"github.com/kvcosim/kvcosim/sim"
 )
@@ -75,8 +76,12 @@ func (res *Result) Summary() reports.Summary {
 
 // fillComponents adds the bytes, utilisations and store figures.
 func (r *Run) fillComponents(s *reports.Summary, now sim.Time) {
-	ssd := r.ssd.Stats()
-	s.Bytes["storage_read"], s.Bytes["storage_write"] = ssd.BytesRead, ssd.BytesWritten
+	var storage memory.Traffic
+	for _, d := range r.tierDevs {
+		t := d.Traffic()
+		storage.BytesRead, storage.BytesWritten, storage.ReadBusy = storage.BytesRead+t.BytesRead, storage.BytesWritten+t.BytesWritten, storage.ReadBusy+t.ReadBusy
+	}
+	s.Bytes["storage_read"], s.Bytes["storage_write"] = storage.BytesRead, storage.BytesWritten
 	add := func(key string, v int64) { s.Bytes[key] += v }
 	busy := func(key string, t sim.Time) {
 		if now > 0 {
@@ -100,8 +105,8 @@ func (r *Run) fillComponents(s *reports.Summary, now sim.Time) {
 			busy("fpga_pcie_h2c", n.card.HostToCard.Stats().Busy)
 			busy("p2p_to_gpu", n.p2pTo.Stats().Busy)
 		}
-		if n.remote != nil {
-			to, from := n.remote.Links()
+		for _, remote := range n.remotes {
+			to, from := remote.Links()
 			add("network_to_pool", to.Bytes)
 			add("network_from_pool", from.Bytes)
 		}
@@ -109,14 +114,42 @@ func (r *Run) fillComponents(s *reports.Summary, now sim.Time) {
 	for i := range r.nodes {
 		busy("cpu", sim.TimeOf(r.sys.CPUStats(i, now).Utilisation*float64(now)))
 	}
-	busy("storage_link_read", ssd.CardToHost.Busy*sim.Time(len(r.nodes)))
+	busy("storage_link_read", storage.ReadBusy*sim.Time(len(r.nodes)))
+	s.Tiers = r.tierSummaries()
 	if r.dir != nil {
 		st := r.dir.Stats()
-		s.Evictions["store"], s.Evictions["store_expired"] = st.Evictions, st.Expirations
+		s.Evictions["store"], s.Evictions["store_expired"] = r.poolEvictions(), st.Expirations
 		s.InvariantChecks = st.Checks
 		f1, f2 := r.dir.FIFOLevels()
 		s.Store["links"], s.Store["fifo1_regions"], s.Store["fifo2_regions"] = int64(r.dir.Links()), int64(f1), int64(f2)
 		s.Store["regions_allocated"], s.Store["regions_freed"] = st.RegionsAllocated, st.RegionsFreed
 		s.Store["lookups"], s.Store["hops"] = st.Lookups, st.Hops
 	}
+}
+
+// tierSummaries are each storage tier's figures: what the pool did in it
+// and what its device saw.
+func (r *Run) tierSummaries() []reports.TierSummary {
+	if r.pool == nil {
+		return nil
+	}
+	var out []reports.TierSummary
+	for i, d := range r.tierDevs {
+		st, dir, dev := r.pool.Stats(i), r.pool.Tier(i), d.Traffic()
+		out = append(out, reports.TierSummary{Name: r.pool.Name(i), Device: r.l.resolved.tierDevices[i],
+			CapacityBytes: int64(dir.Regions()) * dir.Config().RegionBytes, Hits: dir.Stats().Hits, Lookups: dir.Stats().Lookups,
+			BytesRead: dev.BytesRead, BytesWritten: dev.BytesWritten, DemotedIn: st.DemotedIn, DemotedOut: st.DemotedOut,
+			Promoted: st.Promoted, Evictions: st.Evictions, Objects: int64(dir.Links()), HeldBytes: dir.HeldBytes()})
+	}
+	return out
+}
+
+// poolEvictions counts objects the pool dropped for good, in every tier
+// (a demotion is not an eviction).
+func (r *Run) poolEvictions() int64 {
+	var n int64
+	for i := range r.pool.Tiers() {
+		n += r.pool.Stats(i).Evictions
+	}
+	return n
 }

@@ -1,0 +1,63 @@
+package scenario
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const twoTiers = "storage.tiers=[{name: dram, device: ddr5-4800, capacity: 24GB}, {name: ssd, device: kioxia-cm6, capacity: 2TB}]"
+
+// TestTwoTierPoolRunsEndToEnd runs the cpu design over host DRAM in front
+// of the CM6: the DRAM overflows, so objects are demoted to the SSD and
+// promoted back when their sessions resume. Every object ends in one tier
+// (the run's end-of-run check), demotions out of DRAM are demotions into
+// the SSD, and each tier's device wrote exactly the bytes the pool put in
+// that tier.
+func TestTwoTierPoolRunsEndToEnd(t *testing.T) {
+	res, _ := execute(t, "system.design=cpu", "workload.sessions=60", "accelerator.reserve_gb=40", twoTiers)
+	s := res.Summary()
+	require.Len(t, s.Tiers, 2)
+	dram, ssd := s.Tiers[0], s.Tiers[1]
+	assert.Equal(t, "ddr5-4800", dram.Device)
+	assert.Positive(t, dram.Hits, "resumed sessions found in DRAM")
+	assert.Positive(t, ssd.Hits, "and on the SSD")
+	assert.Positive(t, dram.DemotedOut, "the DRAM overflowed")
+	assert.Equal(t, dram.DemotedOut, ssd.DemotedIn, "what leaves DRAM lands on the SSD")
+	assert.Positive(t, ssd.Promoted, "SSD hits go back to DRAM")
+	for i, tier := range s.Tiers {
+		assert.Equal(t, res.Run.pool.Stats(i).BytesWritten, tier.BytesWritten, "%s: its device wrote what the pool put there", tier.Name)
+	}
+	assert.Equal(t, s.Bytes["storage_write"], dram.BytesWritten+ssd.BytesWritten)
+	assert.Zero(t, s.Conservation["misses"], "a 2 TB SSD behind DRAM loses nothing")
+}
+
+func TestTierListErrorsNameTheKey(t *testing.T) {
+	cases := []struct {
+		name, yaml string
+		sets       []string
+		want       string
+	}{
+		{"both forms", "storage:\n  device: kioxia-cm6\n  tiers:\n    - {name: dram, device: ddr5-4800, capacity: 1TB}\n", nil,
+			"scenario.yaml:2: key storage.device: storage.tiers is given too"},
+		{"unknown device", "system:\n  design: cpu\nstorage:\n  tiers:\n    - name: dram\n      device: ddr9\n      capacity: 1TB\n", nil,
+			`scenario.yaml:6: key storage.tiers[0].device: "ddr9" is not allowed (allowed: `},
+		{"repeated name", "system:\n  design: cpu\nstorage:\n  tiers:\n    - {name: a, device: ddr5-4800, capacity: 1TB}\n    - {name: a, device: kioxia-cm6, capacity: 1TB}\n", nil,
+			`scenario.yaml:6: key storage.tiers[1].name: "a": want a name of its own (tier 0 has it)`},
+		{"below a region", "system:\n  design: cpu\nstorage:\n  tiers:\n    - {name: a, device: ddr5-4800, capacity: 1KB}\n", nil,
+			"scenario.yaml:5: key storage.tiers[0].capacity: 1KB is smaller than one 2 MiB region"},
+		{"unknown tier key", "storage:\n  tiers:\n    - {name: a, kind: ssd}\n", nil, "key storage.tiers[0].kind: unknown key (valid keys here: capacity, device, name)"},
+		{"not a list", "storage:\n  tiers: dram\n", nil, "scenario.yaml:2: key storage.tiers: expected a list of mappings"},
+		{"the fpga design has one tier", "seed: 1\n", []string{twoTiers}, "key storage.tiers: the fpga design reaches one tier"},
+		{"functional mode has one SSD", "mode: functional\nsystem:\n  design: cpu\nstorage:\n  tiers:\n    - {name: a, device: kioxia-cm6, capacity: 1TB}\n", nil,
+			"key storage.tiers: functional mode stores real bytes on one SSD"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Load(writeScenario(t, c.yaml), c.sets)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), c.want)
+		})
+	}
+}
