@@ -3,7 +3,11 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
+	"math"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -62,6 +66,40 @@ func TestCalibrateRejectsArguments(t *testing.T) {
 	assert.Contains(t, stderr, `unexpected argument "extra"`)
 	code, _, _ = simrun("calibrate", "--bogus")
 	assert.Equal(t, 2, code)
+}
+
+// TestCalibrateMeasured compares the model with the measured H100: the
+// exit code is 1 exactly when a group's MAPE passes the tolerance, the
+// JSON rows carry the four fields, and bad input exits 2.
+func TestCalibrateMeasured(t *testing.T) {
+	const profile = "../../accel/calibdata/h100-llama-3-8b-2026-11-23.json"
+	code, stdout, stderr := simrun("calibrate", "--measured", profile, "--json")
+	require.Contains(t, []int{0, 1}, code, stderr)
+	var rows []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(stdout), &rows))
+	require.Len(t, rows, 33)
+	sums, counts := map[string]float64{}, map[string]int{}
+	for _, r := range rows {
+		assert.ElementsMatch(t, []string{"group", "label", "model_s", "measured_s"}, slices.Collect(maps.Keys(r)))
+		g, model, measured := r["group"].(string), r["model_s"].(float64), r["measured_s"].(float64)
+		sums[g] += math.Abs(model-measured) / measured
+		counts[g]++
+	}
+	within := true
+	for g, sum := range sums {
+		within = within && sum/float64(counts[g]) <= 0.10
+	}
+	assert.Equal(t, map[bool]int{true: 0, false: 1}[within], code, "exit 1 exactly when a group's MAPE is above 10 %")
+	code, stdout, _ = simrun("calibrate", "--measured", profile, "--tolerance", "1000")
+	assert.Equal(t, 0, code)
+	assert.Contains(t, stdout, "group     points  MAPE")
+	assert.Contains(t, stdout, "6 groups within 1000%, 0 not")
+	code, _, stderr = simrun("calibrate", "--measured", filepath.Join(t.TempDir(), "none.json"))
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "none.json: cannot read the profile")
+	code, _, stderr = simrun("calibrate", "--measured", profile, "--device", "tpu")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, `unknown accelerator "tpu"`)
 }
 
 func TestRunWritesTheThreeFiles(t *testing.T) {

@@ -1,0 +1,302 @@
+package accel
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/kvcosim/kvcosim/accel/kernels"
+	"github.com/kvcosim/kvcosim/memory"
+	"github.com/kvcosim/kvcosim/sim"
+)
+
+// A measured profile is a GPU measured the way
+// ../shared/data/calibration/gpu-measured/measure.py measures it: JSON
+// with the GPU's name and, per group, rows of shapes and measured seconds
+// (docs/accel.md describes every field). ReadProfile turns it into rows
+// the model can price; MeasuredGroups are the groups, in report order.
+var MeasuredGroups = []string{"prefill", "chunk", "decode", "pcie", "export", "sampling"}
+
+// MeasuredRow is one measured time and the shape the model prices it at.
+type MeasuredRow struct {
+	Group, Label string
+	// Where names the row in its file ("decode.llama-3-8b[4].step_s").
+	Where    string
+	Measured float64 // seconds, as measured
+	model    string
+	iter     Iteration // prefill, chunk, decode
+	bytes    int64     // pcie, export: the bytes copied
+	batch    int       // sampling
+	vocab    int
+}
+
+// Profile is a measured profile's rows and the GPU they were measured on.
+type Profile struct {
+	Path, GPU string
+	Rows      []MeasuredRow
+}
+
+// profileFile is the file's layout.
+type profileFile struct {
+	GPU      string                          `json:"gpu"`
+	PCIe     []map[string]float64            `json:"pcie"`
+	Prefill  map[string][]map[string]float64 `json:"prefill"`
+	Chunk    map[string][]map[string]float64 `json:"chunk"`
+	Decode   map[string][]map[string]float64 `json:"decode"`
+	Sampling []map[string]float64            `json:"sampling"`
+}
+
+// profileKeys are the top-level keys a profile may have.
+var profileKeys = []string{"gpu", "torch", "sms", "how", "pcie", "hbm_d2d_copy_1GiB_s", "prefill", "chunk", "decode", "sampling"}
+
+// layerCopies is the copies per layer of a session's KV export: K and V.
+const layerCopies = 2
+
+// ReadProfile reads a measured profile. Errors name the file, the row and
+// the field: no rows, an unknown group, a time that is not positive, a
+// model the presets do not know.
+func ReadProfile(path string) (*Profile, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: cannot read the profile: %w", path, err)
+	}
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(data, &keys); err != nil {
+		return nil, fmt.Errorf("%s: not a JSON object: %w", path, err)
+	}
+	for k := range keys {
+		if !slices.Contains(profileKeys, k) {
+			return nil, fmt.Errorf("%s: key %q: unknown group (known: %s)", path, k, strings.Join(profileKeys, ", "))
+		}
+	}
+	var f profileFile
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	p := &Profile{Path: path, GPU: f.GPU}
+	add := func(r MeasuredRow, field string, row map[string]float64) error {
+		v, ok := row[field]
+		if !ok {
+			return nil
+		}
+		if !(v > 0) || math.IsInf(v, 0) {
+			return fmt.Errorf("%s: %s.%s = %v: a time must be positive", path, r.Where, field, v)
+		}
+		r.Where, r.Measured = r.Where+"."+field, v
+		p.Rows = append(p.Rows, r)
+		return nil
+	}
+	if err := p.readModels(f, add); err != nil {
+		return nil, err
+	}
+	for i, row := range f.PCIe {
+		where := fmt.Sprintf("pcie[%d]", i)
+		b := int64(row["bytes"])
+		if b < 16<<20 {
+			continue // below 16 MiB a copy is its launch and sync
+		}
+		for _, dir := range []string{"h2d_pinned_s", "d2h_pinned_s"} {
+			r := MeasuredRow{Group: "pcie", Label: fmt.Sprintf("%s %s", dir[:3], sizeText(b)), Where: where, bytes: b}
+			if err := add(r, dir, row); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for i, row := range f.Sampling {
+		r := MeasuredRow{Group: "sampling", Label: fmt.Sprintf("sort top-k/top-p batch %d", int(row["batch"])),
+			Where: fmt.Sprintf("sampling[%d]", i), batch: int(row["batch"]), vocab: int(row["vocab"])}
+		if r.batch < 16 {
+			continue // batch 1 is its launches
+		}
+		if err := add(r, "sort_topk_topp_s_graph", row); err != nil {
+			return nil, err
+		}
+	}
+	if len(p.Rows) == 0 {
+		return nil, fmt.Errorf("%s: no rows the model can price", path)
+	}
+	slices.SortStableFunc(p.Rows, func(a, b MeasuredRow) int {
+		return slices.Index(MeasuredGroups, a.Group) - slices.Index(MeasuredGroups, b.Group)
+	})
+	return p, nil
+}
+
+// readModels reads the per-model groups: prefills, chunks, decode steps
+// and KV exports.
+func (p *Profile) readModels(f profileFile, add func(MeasuredRow, string, map[string]float64) error) error {
+	groups := []struct {
+		name string
+		rows map[string][]map[string]float64
+		each func(model, where string, row map[string]float64) error
+	}{
+		{"prefill", f.Prefill, func(model, where string, row map[string]float64) error {
+			tokens := int64(row["tokens"])
+			if tokens < 1024 {
+				return nil // an eager engine's launches, not the GPU's work
+			}
+			r := MeasuredRow{Group: "prefill", Label: fmt.Sprintf("%s prefill %d", model, tokens), Where: where, model: model,
+				iter: Iteration{Prefills: []Chunk{{New: tokens, Last: true}}}}
+			if err := add(r, "prefill_s", row); err != nil {
+				return err
+			}
+			x := MeasuredRow{Group: "export", Label: fmt.Sprintf("%s export %s", model, sizeText(int64(row["kv_bytes"]))), Where: where,
+				model: model, bytes: int64(row["kv_bytes"])}
+			return add(x, "export_d2h_s", row)
+		}},
+		{"chunk", f.Chunk, func(model, where string, row map[string]float64) error {
+			c := Chunk{New: int64(row["new"]), Cached: int64(row["cached"]), Last: true}
+			if c.New < 2048 {
+				return nil // an eager engine's launches, not the GPU's work
+			}
+			return add(MeasuredRow{Group: "chunk", Label: fmt.Sprintf("%s %d on %d cached", model, c.New, c.Cached), Where: where,
+				model: model, iter: Iteration{Prefills: []Chunk{c}}}, "prefill_s", row)
+		}},
+		{"decode", f.Decode, func(model, where string, row map[string]float64) error {
+			var it Iteration
+			for range int(row["batch"]) {
+				it.Decodes = append(it.Decodes, int64(row["context"]))
+			}
+			return add(MeasuredRow{Group: "decode", Label: fmt.Sprintf("%s batch %d context %d", model, len(it.Decodes), int64(row["context"])),
+				Where: where, model: model, iter: it}, "step_s", row)
+		}},
+	}
+	for _, g := range groups {
+		for _, model := range sortedKeys(g.rows) {
+			if _, err := ModelPreset(model); err != nil {
+				return fmt.Errorf("%s: %s.%s: %w", p.Path, g.name, model, err)
+			}
+			for i, row := range g.rows[model] {
+				if err := g.each(model, fmt.Sprintf("%s.%s[%d]", g.name, model, i), row); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func sizeText(b int64) string {
+	if b >= 1<<30 {
+		return fmt.Sprintf("%d GiB", b>>30)
+	}
+	return fmt.Sprintf("%d MiB", b>>20)
+}
+
+// ProfileDevice is the device preset of a profile's GPU: "H100" in its
+// name is h100-sxm, "H200" h200.
+func ProfileDevice(gpu string) (string, error) {
+	for _, d := range []struct{ in, preset string }{{"H200", "h200"}, {"H100", "h100-sxm"}, {"A100", "a100-80gb"}} {
+		if strings.Contains(gpu, d.in) {
+			return d.preset, nil
+		}
+	}
+	return "", fmt.Errorf("gpu %q: no device preset for it: name one with --device", gpu)
+}
+
+// Compared is a measured row beside the model's price.
+type Compared struct {
+	Group, Label      string
+	ModelS, MeasuredS float64
+}
+
+// Error is (model - measured) / measured.
+func (c Compared) Error() float64 { return (c.ModelS - c.MeasuredS) / c.MeasuredS }
+
+// hostLink is the measured GPUs' host link (H100 SXM5 and H200 boards:
+// PCIe Gen5 x16).
+const hostLink = "gen5x16"
+
+// Compare prices every row of a profile with the device: iterations on
+// one device (tp 1, bf16, the sampling kernels of the decode step left
+// out: the measured steps end at the logits), copies over the host link
+// through the link model, sampling by the sort-based path's cost model.
+func Compare(p *Profile, d Device) ([]Compared, error) {
+	link, err := memory.PCIePreset(hostLink)
+	if err != nil {
+		return nil, err
+	}
+	var out []Compared
+	for _, r := range p.Rows {
+		var t sim.Time
+		switch r.Group {
+		case "prefill", "chunk", "decode":
+			m, _ := ModelPreset(r.model)
+			n, err := NewNode(m, d, 1, BF16, BF16, 0, nil)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %s: %w", p.Path, r.Where, err)
+			}
+			t = n.Cost(r.iter).Total
+		case "pcie":
+			t = copyTime(link, r.bytes, 1)
+		case "export":
+			m, _ := ModelPreset(r.model)
+			t = copyTime(link, r.bytes, layerCopies*m.Layers)
+		case "sampling":
+			t = d.KernelTime(kernels.SortBasedWork(r.batch, r.vocab))
+		}
+		out = append(out, Compared{Group: r.Group, Label: r.Label, ModelS: t.Seconds(), MeasuredS: r.Measured})
+	}
+	return out, nil
+}
+
+// copyTime is the time to copy bytes to the host in copies equal DMA
+// copies, one after another, through the PCIe model.
+func copyTime(cfg memory.PCIeConfig, bytes int64, copies int) sim.Time {
+	eng := sim.NewEngine(4)
+	link, err := memory.NewPCIe(eng, cfg)
+	if err != nil {
+		panic(err) // a preset is valid
+	}
+	each := bytes / int64(copies)
+	for range copies {
+		link.CardToHost.Transfer(each, sim.Event{})
+	}
+	eng.Run()
+	return link.CardToHost.FreeAt() + cfg.Latency
+}
+
+// GroupError is a group's mean absolute percentage error and 90th
+// percentile of |error|, as fractions.
+type GroupError struct {
+	Group     string
+	Points    int
+	MAPE, P90 float64
+}
+
+// GroupErrors summarises compared rows per group, in MeasuredGroups'
+// order.
+func GroupErrors(rows []Compared) []GroupError {
+	var out []GroupError
+	for _, g := range MeasuredGroups {
+		var errs []float64
+		for _, r := range rows {
+			if r.Group == g {
+				errs = append(errs, math.Abs(r.Error()))
+			}
+		}
+		if len(errs) == 0 {
+			continue
+		}
+		sort.Float64s(errs)
+		sum := 0.0
+		for _, e := range errs {
+			sum += e
+		}
+		out = append(out, GroupError{Group: g, Points: len(errs), MAPE: sum / float64(len(errs)),
+			P90: errs[int(math.Ceil(0.9*float64(len(errs))))-1]})
+	}
+	return out
+}
