@@ -57,6 +57,7 @@ type Engine struct {
 	seq     uint64
 	heap    []entry
 	stopped bool
+	stale   bool // heap[0] is the event handled last
 	handled uint64
 	trace   Tracer
 }
@@ -71,7 +72,12 @@ func NewEngine(capacity int) *Engine {
 func (e *Engine) Now() Time { return e.now }
 
 // Pending returns the number of scheduled events not yet handled.
-func (e *Engine) Pending() int { return len(e.heap) }
+func (e *Engine) Pending() int {
+	if e.stale {
+		return len(e.heap) - 1
+	}
+	return len(e.heap)
+}
 
 // Handled returns the number of events dispatched so far.
 func (e *Engine) Handled() uint64 { return e.handled }
@@ -145,7 +151,11 @@ func (e *Engine) Run() { e.RunUntil(MaxTime) }
 // MaxTime, in which case the clock stays at the last event handled.
 func (e *Engine) RunUntil(t Time) {
 	e.stopped = false
-	for len(e.heap) > 0 && !e.stopped && e.heap[0].at <= t {
+	for !e.stopped {
+		e.settle()
+		if len(e.heap) == 0 || e.heap[0].at > t {
+			break
+		}
 		e.Step()
 	}
 	if !e.stopped && t != MaxTime && t > e.now {
@@ -154,23 +164,43 @@ func (e *Engine) RunUntil(t Time) {
 }
 
 // Step handles the next event, if any, and reports whether there was one.
+// The handled event stays at the top of the queue, marked stale, until the
+// next push replaces it there (one sift instead of a pop and a push: in a
+// model where handled events schedule the next, nearly every event) or the
+// next step removes it. Since every key is distinct, the order of events
+// is the same either way.
 func (e *Engine) Step() bool {
+	e.settle()
 	if len(e.heap) == 0 {
 		return false
 	}
 	top := &e.heap[0]
 	e.now = top.at
 	ev := top.ev
-	e.pop()
+	e.stale = true
 	e.handled++
 	ev.Handler.Handle(ev)
 	return true
+}
+
+// settle removes a stale top: the event handled last, if nothing took its
+// place.
+func (e *Engine) settle() {
+	if e.stale {
+		e.stale = false
+		e.pop()
+	}
 }
 
 // The queue is a 4-ary min-heap of values: shallower than a binary heap, and
 // its children of one node share a cache line or two.
 
 func (e *Engine) push(x entry) {
+	if e.stale { // the handled event's place is free: sift x down from it
+		e.stale = false
+		e.siftDown(x, len(e.heap))
+		return
+	}
 	h := append(e.heap, x)
 	i := len(h) - 1
 	for i > 0 {
@@ -190,11 +220,15 @@ func (e *Engine) pop() {
 	n := len(h) - 1
 	last := h[n]
 	h[n] = entry{} // drop the handler reference for the collector
-	h = h[:n]
-	e.heap = h
-	if n == 0 {
-		return
+	e.heap = h[:n]
+	if n > 0 {
+		e.siftDown(last, n)
 	}
+}
+
+// siftDown places x from the root of the first n entries of the heap.
+func (e *Engine) siftDown(x entry, n int) {
+	h := e.heap
 	i := 0
 	for {
 		first := 4*i + 1
@@ -208,11 +242,11 @@ func (e *Engine) pop() {
 				best = c
 			}
 		}
-		if !h[best].before(&last) {
+		if !h[best].before(&x) {
 			break
 		}
 		h[i] = h[best]
 		i = best
 	}
-	h[i] = last
+	h[i] = x
 }
