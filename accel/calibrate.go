@@ -5,7 +5,9 @@ import (
 	_ "embed"
 	"encoding/csv"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -91,68 +93,170 @@ func splitByConfig(ms []measurement) (fit, held []measurement) {
 
 // predict returns the model's prompt time (a prefill of batch prompts) and
 // per-token time (a decode step of batch sequences at the mean context of
-// the generation) for a measured configuration, in ms.
-func predict(m Model, d Device, ms measurement) (promptMs, tokenMs float64) {
-	n := &Node{Model: m, Device: d, TP: ms.tp, WeightDType: BF16, KVDType: BF16, Kernels: DefaultSampling()}
-	var prefill, decode Iteration
+// the generation) for a Splitwise run, in ms: vLLM 0.x without CUDA graphs
+// and its PyTorch sort-based sampler.
+func predict(m Model, d Device, ms measurement, engine Engine) (promptMs, tokenMs float64) {
+	prefill, decode := splitwiseIterations(ms)
+	n := splitwiseNode(m, d, ms.tp)
+	n.Engine = engine
+	return float64(n.Cost(prefill).Total) / 1e9, float64(n.Cost(decode).Total) / 1e9
+}
+
+func splitwiseNode(m Model, d Device, tp int) *Node {
+	e, _ := ParseEngine("vllm-v0")
+	return &Node{Model: m, Device: d, TP: tp, WeightDType: BF16, KVDType: BF16, Kernels: SortSampling{}, Engine: e}
+}
+
+func splitwiseIterations(ms measurement) (prefill, decode Iteration) {
 	for range ms.batch {
 		prefill.Prefills = append(prefill.Prefills, Chunk{New: int64(ms.prompt), Last: true})
 		decode.Decodes = append(decode.Decodes, int64(ms.prompt+ms.gen/2))
 	}
-	return float64(n.Cost(prefill).Total) / 1e9, float64(n.Cost(decode).Total) / 1e9
+	return prefill, decode
 }
 
-// logError is the mean |log(model/measured)| over both times of the runs.
-func logError(m Model, d Device, ms []measurement) float64 {
-	sum := 0.0
+// target is one measured time a fit matches: an iteration on a node.
+type target struct {
+	group   string
+	node    *Node
+	it      Iteration
+	seconds float64
+}
+
+// splitwiseTargets are a device's Splitwise runs as targets.
+func splitwiseTargets(m Model, d Device, ms []measurement) []target {
+	var out []target
 	for _, x := range ms {
-		p, t := predict(m, d, x)
-		sum += math.Abs(math.Log(p/x.promptMs)) + math.Abs(math.Log(t/x.tokenMs))
+		prefill, decode := splitwiseIterations(x)
+		n := splitwiseNode(m, d, x.tp)
+		out = append(out, target{"splitwise prompt", n, prefill, x.promptMs / 1e3}, target{"splitwise token", n, decode, x.tokenMs / 1e3})
 	}
-	return sum / float64(len(ms))
+	return out
 }
 
-// FitDevice fits a device's efficiencies, overheads and all-reduce
-// parameters to measured runs by coordinate descent on the mean absolute
-// log error, from the device's current values.
-func FitDevice(m Model, d Device, ms []measurement) Device {
-	// overheads (ms) and the hop latency (us) are fitted as floats
-	vals := []float64{d.Prefill.Compute, d.Prefill.Memory, float64(d.Prefill.Overhead) / 1e9,
-		d.Decode.Compute, d.Decode.Memory, float64(d.Decode.Overhead) / 1e9, d.AllReduceEfficiency, float64(d.NVLinkHopLatency) / 1e6}
-	lo := []float64{0.05, 0.05, 0, 0.02, 0.05, 0, 0.01, 0}
-	hi := []float64{1, 1, 200, 1, 1, 100, 1, 20}
-	apply := func(v []float64) Device {
-		e := d
-		e.Prefill = Efficiency{v[0], v[1], sim.TimeOf(v[2] * 1e9)}
-		e.Decode = Efficiency{v[3], v[4], sim.TimeOf(v[5] * 1e9)}
-		e.AllReduceEfficiency, e.NVLinkHopLatency = v[6], sim.TimeOf(v[7]*1e6)
-		return e
+// profileTargets are a measured profile's iterations on a device, each
+// with the engine it was measured with.
+func profileTargets(p *Profile, d Device) []target {
+	var out []target
+	for _, r := range p.Rows {
+		if r.engine == "" {
+			continue
+		}
+		m, _ := ModelPreset(r.model)
+		e, _ := ParseEngine(r.engine)
+		out = append(out, target{r.Group, &Node{Model: m, Device: d, TP: 1, WeightDType: BF16, KVDType: BF16, Engine: e}, r.iter, r.Measured})
 	}
-	step := make([]float64, len(vals))
-	for i := range step {
-		step[i] = (hi[i] - lo[i]) / 4
+	return out
+}
+
+// fitError is the mean |log(model / measured)| over the targets, each
+// group weighing the same.
+func fitError(ts []target, d Device, engines map[string]Engine) float64 {
+	sums, counts := map[string]float64{}, map[string]int{}
+	for _, t := range ts {
+		n := *t.node
+		n.Device = d
+		if e, ok := engines[n.Engine.Name]; ok {
+			n.Engine = e
+		}
+		sums[t.group] += math.Abs(math.Log(n.Cost(t.it).Total.Seconds() / t.seconds))
+		counts[t.group]++
 	}
-	best := logError(m, apply(vals), ms)
-	for range 60 {
-		for i := range vals {
+	total := 0.0
+	for g, s := range sums {
+		total += s / float64(counts[g])
+	}
+	return total / float64(len(sums))
+}
+
+// coefficient is one fitted number: its name, range, and how to read and
+// set it.
+type coefficient struct {
+	name   string
+	lo, hi float64
+	get    func(d *Device, e map[string]Engine) float64
+	set    func(d *Device, e map[string]Engine, v float64)
+}
+
+// engineCoefficients are an engine's overhead per iteration and launch
+// time per layer (in us), fitted.
+func engineCoefficients(engine string, launches bool) []coefficient {
+	out := []coefficient{{engine + " iteration overhead (us)", 0, 20000,
+		func(_ *Device, e map[string]Engine) float64 { return float64(e[engine].IterationOverhead) / 1e6 },
+		func(_ *Device, e map[string]Engine, v float64) {
+			x := e[engine]
+			x.IterationOverhead = sim.TimeOf(v * 1e6)
+			e[engine] = x
+		}}}
+	out = append(out, coefficient{engine + " sequence overhead (us)", 0, 2000,
+		func(_ *Device, e map[string]Engine) float64 { return float64(e[engine].SequenceOverhead) / 1e6 },
+		func(_ *Device, e map[string]Engine, v float64) {
+			x := e[engine]
+			x.SequenceOverhead = sim.TimeOf(v * 1e6)
+			e[engine] = x
+		}})
+	if launches {
+		out = append(out, coefficient{engine + " layer launch (us)", 0, 3000,
+			func(_ *Device, e map[string]Engine) float64 { return float64(e[engine].LayerLaunch) / 1e6 },
+			func(_ *Device, e map[string]Engine, v float64) {
+				x := e[engine]
+				x.LayerLaunch = sim.TimeOf(v * 1e6)
+				e[engine] = x
+			}})
+	}
+	return out
+}
+
+// deviceCoefficients are a device's fitted coefficients.
+var deviceCoefficients = []coefficient{
+	{"linear efficiency", 0.1, 1, func(d *Device, _ map[string]Engine) float64 { return d.LinearEfficiency },
+		func(d *Device, _ map[string]Engine, v float64) { d.LinearEfficiency = v }},
+	{"linear half tokens", 0, 2000, func(d *Device, _ map[string]Engine) float64 { return d.LinearHalfTokens },
+		func(d *Device, _ map[string]Engine, v float64) { d.LinearHalfTokens = v }},
+	{"linear sustain tokens", 0, 400000, func(d *Device, _ map[string]Engine) float64 { return d.LinearSustainTokens },
+		func(d *Device, _ map[string]Engine, v float64) { d.LinearSustainTokens = v }},
+	{"attention efficiency", 0.05, 1, func(d *Device, _ map[string]Engine) float64 { return d.AttentionEfficiency },
+		func(d *Device, _ map[string]Engine, v float64) { d.AttentionEfficiency = v }},
+	{"cached attention efficiency", 0.02, 1, func(d *Device, _ map[string]Engine) float64 { return d.CachedAttentionEfficiency },
+		func(d *Device, _ map[string]Engine, v float64) { d.CachedAttentionEfficiency = v }},
+	{"memory efficiency", 0.2, 1, func(d *Device, _ map[string]Engine) float64 { return d.MemoryEfficiency },
+		func(d *Device, _ map[string]Engine, v float64) { d.MemoryEfficiency = v }},
+	{"all-reduce efficiency", 0.01, 1, func(d *Device, _ map[string]Engine) float64 { return d.AllReduceEfficiency },
+		func(d *Device, _ map[string]Engine, v float64) { d.AllReduceEfficiency = v }},
+	{"nvlink hop latency (us)", 0, 20, func(d *Device, _ map[string]Engine) float64 { return float64(d.NVLinkHopLatency) / 1e6 },
+		func(d *Device, _ map[string]Engine, v float64) { d.NVLinkHopLatency = sim.TimeOf(v * 1e6) }},
+}
+
+// descend fits coefficients by coordinate descent on fitError from their
+// current values.
+func descend(ts []target, d Device, engines map[string]Engine, cs []coefficient) (Device, map[string]Engine) {
+	step := make([]float64, len(cs))
+	best := fitError(ts, d, engines)
+	for round := range 240 {
+		if round%80 == 0 { // restart the steps: out of a valley the first pass settled in
+			for i, c := range cs {
+				step[i] = (c.hi - c.lo) / 4
+			}
+		}
+		for i, c := range cs {
 			for _, s := range []float64{step[i], -step[i]} {
-				try := append([]float64(nil), vals...)
-				try[i] = min(max(vals[i]+s, lo[i]), hi[i])
-				if e := logError(m, apply(try), ms); e < best {
-					vals, best = try, e
+				td, te := d, maps.Clone(engines)
+				c.set(&td, te, min(max(c.get(&d, engines)+s, c.lo), c.hi))
+				if e := fitError(ts, td, te); e < best {
+					d, engines, best = td, te, e
 				}
 			}
-			step[i] *= 0.7
+			step[i] *= 0.75
 		}
 	}
-	return apply(vals)
+	return d, engines
 }
 
 // heldOutErrors returns the absolute relative errors of prompt and token
-// times over runs.
-func heldOutErrors(m Model, d Device, ms []measurement) (prompt, token []float64) {
+// times over runs, on Splitwise's engine.
+func heldOutErrors(m Model, d Device, ms []measurement, engine Engine) (prompt, token []float64) {
 	for _, x := range ms {
-		p, t := predict(m, d, x)
+		p, t := predict(m, d, x, engine)
 		prompt = append(prompt, math.Abs(p/x.promptMs-1))
 		token = append(token, math.Abs(t/x.tokenMs-1))
 	}
@@ -174,29 +278,57 @@ type FitResult struct {
 	FitRuns, HeldRuns       int
 }
 
-// FitSplitwise fits each measured device (Llama2-70B, TP 2/4/8) on half of
-// the configurations and measures the other half.
-func FitSplitwise() (map[string]FitResult, error) {
+// measuredProfileH100 is the H100 profile measured for this project
+// (../shared/data/calibration/gpu-measured, copied into calibdata).
+//
+//go:embed calibdata/h100-llama-3-8b-2026-11-23.json
+var measuredProfileH100 []byte
+
+// FitPresets fits the H100 class on the H100 profile and on half of
+// Splitwise's H100 configurations together (the device's coefficients and
+// the three engines'), then the A100 class on half of Splitwise's A100
+// configurations with the engines held; each is measured on the other
+// half. The presets' coefficients are what it returns.
+func FitPresets() (map[string]FitResult, map[string]Engine, error) {
 	ms, err := loadMeasurements()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	profile, err := parseProfile("calibdata/h100-llama-3-8b-2026-11-23.json", measuredProfileH100)
+	if err != nil {
+		return nil, nil, err
 	}
 	model := modelPresets["llama-2-70b"]
+	engines := map[string]Engine{}
+	for _, e := range Engines {
+		engines[e.Name] = e
+	}
 	out := map[string]FitResult{}
-	for hw, preset := range map[string]string{"a100-80gb": "a100-80gb", "h100-80gb": "h100-sxm"} {
+	for _, hw := range []struct {
+		name, preset string
+		withProfile  bool
+	}{{"h100-80gb", "h100-sxm", true}, {"a100-80gb", "a100-80gb", false}} {
 		var runs []measurement
 		for _, m := range ms {
-			if m.model == "llama2-70b" && m.hardware == hw {
+			if m.model == "llama2-70b" && m.hardware == hw.name {
 				runs = append(runs, m)
 			}
 		}
 		fitRuns, held := splitByConfig(runs)
-		fitted := FitDevice(model, devicePresets[preset], fitRuns)
-		p, t := heldOutErrors(model, fitted, held)
-		out[hw] = FitResult{Device: fitted, PromptMedian: quantile(p, 0.5), PromptP90: quantile(p, 0.9),
+		d := devicePresets[hw.preset]
+		ts := splitwiseTargets(model, d, fitRuns)
+		cs := deviceCoefficients
+		if hw.withProfile {
+			ts = append(ts, profileTargets(profile, d)...)
+			cs = append(append(append(slices.Clone(cs), engineCoefficients("cuda-graphs", false)...),
+				engineCoefficients("eager", true)...), engineCoefficients("vllm-v0", true)...)
+		}
+		d, engines = descend(ts, d, engines, cs)
+		p, t := heldOutErrors(model, d, held, engines["vllm-v0"])
+		out[hw.name] = FitResult{Device: d, PromptMedian: quantile(p, 0.5), PromptP90: quantile(p, 0.9),
 			TokenMedian: quantile(t, 0.5), TokenP90: quantile(t, 0.9), FitRuns: len(fitRuns), HeldRuns: len(held)}
 	}
-	return out, nil
+	return out, engines, nil
 }
 
 // BreakEvenBandwidth is the storage bandwidth above which loading a
@@ -221,7 +353,7 @@ func Calibrations() ([]sim.Calibration, error) {
 		out = append(out, sim.NewCalibration(name+" KV bytes per token (bf16)", kv[name],
 			float64(modelPresets[name].KVBytesPerToken(BF16)), "B", 0, "config.json: layers x 2 x kv_heads x head_dim x 2 B (MLA: layers x (512 + 64) x 2 B)"))
 	}
-	fits, err := FitSplitwise()
+	fits, _, err := FitPresets()
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,9 @@ type Node struct {
 	KVDType      DType
 	ReserveBytes int64 // per device: activations, workspace, fragmentation
 	Kernels      KernelCost
+	// Engine is the serving stack around the GPU's work (default CUDA
+	// graphs).
+	Engine Engine
 }
 
 // NewNode validates the node: the model's heads must split over tp and its
@@ -29,7 +32,8 @@ func NewNode(m Model, d Device, tp int, weights, kv DType, reserveBytes int64, k
 	if reserveBytes < 0 {
 		return nil, fmt.Errorf("accelerator reserve %d B: must not be negative", reserveBytes)
 	}
-	n := &Node{Model: m, Device: d, TP: tp, WeightDType: weights, KVDType: kv, ReserveBytes: reserveBytes, Kernels: kernels}
+	n := &Node{Model: m, Device: d, TP: tp, WeightDType: weights, KVDType: kv, ReserveBytes: reserveBytes, Kernels: kernels,
+		Engine: Engines[0]}
 	if free := n.KVCapacityBytes(); free <= 0 {
 		return nil, fmt.Errorf("model %q does not fit %d x %s: weights %.1f GB + reserve %.1f GB exceed %.1f GB of memory by %.1f GB",
 			m.Name, tp, d.Name, float64(n.WeightBytes())/1e9, float64(reserveBytes*int64(tp))/1e9,
@@ -80,9 +84,13 @@ func (it Iteration) Sequences() int {
 	return n
 }
 
-// Cost is an iteration's time and its parts.
+// Cost is an iteration's time and its parts: the linear layers, the
+// attention and the LM head (compute), the weights and KV streamed
+// (memory), the all-reduces, the decoding kernels, and the engine's
+// overhead around the GPU's work.
 type Cost struct {
 	FLOPs, Bytes                                  float64
+	Linear, Attention, Head                       sim.Time
 	Compute, Memory, AllReduce, Overhead, Kernels sim.Time
 	Total                                         sim.Time
 }
@@ -108,25 +116,43 @@ func (n *Node) weightBytesRead(tokens int64) float64 {
 	return (float64(m.ActiveParams) + float64(m.Params-m.ActiveParams)*share) * w
 }
 
-// Work is the arithmetic and memory traffic of an iteration on the node.
-func (n *Node) Work(it Iteration) (flops, bytes float64) {
+// work is an iteration's arithmetic by kind and its memory traffic. The
+// attention pairs (query token, context token) are split: among the new
+// tokens (causal), against the cached context of a prefill chunk, and a
+// decode's against its context.
+type work struct {
+	linear, head                        float64 // FLOPs
+	causalPairs, cachedPairs, decodeOps float64 // attention
+	bytes                               float64
+}
+
+func (n *Node) work(it Iteration) work {
 	m := n.Model
 	tokens := it.Tokens()
-	pairs := 0.0 // (query token, context token) pairs of attention
+	var w work
 	kvRead := 0.0
 	for _, c := range it.Prefills {
-		pairs += float64(c.New)*float64(c.Cached) + float64(c.New)*float64(c.New+1)/2
+		w.causalPairs += float64(c.New) * float64(c.New+1) / 2
+		w.cachedPairs += float64(c.New) * float64(c.Cached)
 		kvRead += float64(c.Cached)
 	}
+	decodePairs := 0.0
 	for _, ctx := range it.Decodes {
-		pairs += float64(ctx + 1)
+		decodePairs += float64(ctx + 1)
 		kvRead += float64(ctx)
 	}
-	kv := float64(m.KVBytesPerToken(n.KVDType))
-	flops = 2*m.linearParamsPerToken()*float64(tokens) + m.attentionFLOPsPerPair()*float64(m.Layers)*pairs +
-		2*float64(m.Hidden)*float64(m.Vocab)*float64(it.Sequences())
-	bytes = n.weightBytesRead(tokens) + kv*(kvRead+float64(tokens))
-	return flops, bytes
+	perPair := m.attentionFLOPsPerPair() * float64(m.Layers)
+	w.linear = 2 * m.linearParamsPerToken() * float64(tokens)
+	w.head = 2 * float64(m.Hidden) * float64(m.Vocab) * float64(it.Sequences())
+	w.causalPairs, w.cachedPairs, w.decodeOps = w.causalPairs*perPair, w.cachedPairs*perPair, decodePairs*perPair
+	w.bytes = n.weightBytesRead(tokens) + float64(m.KVBytesPerToken(n.KVDType))*(kvRead+float64(tokens))
+	return w
+}
+
+// Work is the arithmetic and memory traffic of an iteration on the node.
+func (n *Node) Work(it Iteration) (flops, bytes float64) {
+	w := n.work(it)
+	return w.linear + w.head + w.causalPairs + w.cachedPairs + w.decodeOps, w.bytes
 }
 
 // peak is the device's dense peak for the weights' type.
@@ -137,26 +163,46 @@ func (n *Node) peak() float64 {
 	return n.Device.PeakFLOPS
 }
 
-// Cost prices an iteration: the larger of its compute and memory times at
-// the phase's efficiencies, plus the tensor-parallel all-reduces (two per
-// layer, ring), plus the phase's fixed overhead, plus the decoding kernels.
+// Cost prices an iteration on each of the tp devices. Compute is the
+// linear layers at the efficiency their tokens reach (a small-M GEMM runs
+// far below peak), the attention among new tokens and against a cached
+// context at their own efficiencies, and the LM head at the efficiency of
+// its sequences; memory is the weights and KV streamed (a decode's
+// attention is its KV read). The GPU's time is the larger of the two,
+// plus the tensor-parallel all-reduces and the decoding kernels; the
+// engine adds its overhead around it. The cost is O(1) in the batch
+// beyond the one pass over its members.
 func (n *Node) Cost(it Iteration) Cost {
 	d := n.Device
-	eff := d.Decode
-	if len(it.Prefills) > 0 {
-		eff = d.Prefill
-	}
-	flops, bytes := n.Work(it)
+	w := n.work(it)
 	tp := float64(n.TP)
-	c := Cost{FLOPs: flops, Bytes: bytes,
-		Compute:   sim.TimeOf(flops / tp / (n.peak() * eff.Compute) * 1e12),
-		Memory:    sim.TimeOf(bytes / tp / (float64(d.MemBandwidth) * eff.Memory) * 1e12),
-		AllReduce: n.allReduce(it.Tokens()), Overhead: eff.Overhead}
+	at := func(flops, eff float64) sim.Time { return sim.TimeOf(flops / tp / (n.peak() * eff) * 1e12) }
+	c := Cost{FLOPs: w.linear + w.head + w.causalPairs + w.cachedPairs + w.decodeOps, Bytes: w.bytes,
+		Linear:    at(w.linear, d.linearEfficiency(float64(it.Tokens()))),
+		Attention: at(w.causalPairs, d.AttentionEfficiency) + at(w.cachedPairs+w.decodeOps, d.CachedAttentionEfficiency),
+		Head:      at(w.head, d.linearEfficiency(float64(it.Sequences()))),
+		Memory:    sim.TimeOf(w.bytes / tp / (float64(d.MemBandwidth) * d.MemoryEfficiency) * 1e12),
+		AllReduce: n.allReduce(it.Tokens())}
+	c.Compute = c.Linear + c.Attention + c.Head
 	if n.Kernels != nil && it.Sequences() > 0 {
 		c.Kernels = d.KernelTime(n.Kernels.DecodeStep(it.Sequences(), n.Model.Vocab, meanContext(it)))
 	}
-	c.Total = max(c.Compute, c.Memory) + c.AllReduce + c.Overhead + c.Kernels
+	gpu := max(c.Compute, c.Memory) + c.AllReduce + c.Kernels
+	c.Total = n.Engine.around(gpu, n.Model.Layers, len(it.Decodes)+len(it.Prefills))
+	c.Overhead = c.Total - gpu
 	return c
+}
+
+// linearEfficiency is the share of the peak the linear layers reach with
+// tokens rows: LinearEfficiency x tokens / (tokens + LinearHalfTokens),
+// falling again as / (1 + tokens / LinearSustainTokens) for iterations so
+// long that the device runs them at a power-limited clock.
+func (d Device) linearEfficiency(tokens float64) float64 {
+	e := d.LinearEfficiency * tokens / (tokens + d.LinearHalfTokens)
+	if d.LinearSustainTokens > 0 {
+		e /= 1 + tokens/d.LinearSustainTokens
+	}
+	return e
 }
 
 // allReduce is two ring all-reduces per layer of the tokens' activations:

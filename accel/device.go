@@ -9,17 +9,8 @@ import (
 	"github.com/kvcosim/kvcosim/sim"
 )
 
-// Efficiency is what fraction of the peak a phase reaches, and its fixed
-// cost per iteration.
-type Efficiency struct {
-	// Compute and Memory are fractions of peak FLOPS and of memory
-	// bandwidth, in (0, 1].
-	Compute, Memory float64
-	// Overhead is a fixed time per iteration (launches, scheduling).
-	Overhead sim.Time
-}
-
-// Device is one accelerator and its links to the others of a node.
+// Device is one accelerator and its links to the others of a node, with
+// the efficiencies its kinds of work reach (fitted: docs/accel.md).
 type Device struct {
 	Name string
 	// PeakFLOPS is the dense bf16 tensor peak; fp8 doubles it.
@@ -29,8 +20,19 @@ type Device struct {
 	// NVLinkBandwidth is per direction; NVLinkHopLatency per ring step.
 	NVLinkBandwidth  sim.Bandwidth
 	NVLinkHopLatency sim.Time
-	// Prefill applies to iterations with prompt tokens, Decode to the rest.
-	Prefill, Decode Efficiency
+	// LinearEfficiency is the share of the peak the linear layers reach
+	// with many tokens; with T tokens they reach LinearEfficiency x T / (T
+	// + LinearHalfTokens).
+	LinearEfficiency, LinearHalfTokens float64
+	// LinearSustainTokens: iterations of many more tokens than this run
+	// the linear layers at a lower, power-limited clock (0: never).
+	LinearSustainTokens float64
+	// AttentionEfficiency is causal attention among a prompt's new tokens;
+	// CachedAttentionEfficiency new tokens against a cached context.
+	AttentionEfficiency, CachedAttentionEfficiency float64
+	// MemoryEfficiency is the share of the bandwidth weights and KV stream
+	// at.
+	MemoryEfficiency float64
 	// AllReduceEfficiency is the fraction of NVLink bandwidth an all-reduce
 	// reaches.
 	AllReduceEfficiency float64
@@ -51,35 +53,38 @@ func (d Device) Validate() error {
 	for _, e := range []struct {
 		name string
 		v    float64
-	}{{"prefill.compute_efficiency", d.Prefill.Compute}, {"prefill.memory_efficiency", d.Prefill.Memory},
-		{"decode.compute_efficiency", d.Decode.Compute}, {"decode.memory_efficiency", d.Decode.Memory},
+	}{{"linear_efficiency", d.LinearEfficiency}, {"attention_efficiency", d.AttentionEfficiency},
+		{"cached_attention_efficiency", d.CachedAttentionEfficiency}, {"memory_efficiency", d.MemoryEfficiency},
 		{"allreduce_efficiency", d.AllReduceEfficiency}} {
 		if !(e.v > 0 && e.v <= 1) {
 			return fmt.Errorf("device %q: %s = %v: must be in (0, 1]", d.Name, e.name, e.v)
 		}
 	}
-	if d.Prefill.Overhead < 0 || d.Decode.Overhead < 0 || d.NVLinkHopLatency < 0 {
-		return fmt.Errorf("device %q: overheads and NVLink latency must not be negative", d.Name)
+	if !(d.LinearHalfTokens >= 0) || math.IsInf(d.LinearHalfTokens, 0) {
+		return fmt.Errorf("device %q: linear_half_tokens = %v: must not be negative", d.Name, d.LinearHalfTokens)
+	}
+	if d.NVLinkHopLatency < 0 {
+		return fmt.Errorf("device %q: NVLink latency must not be negative", d.Name)
 	}
 	return nil
 }
 
-// The efficiencies below are fitted on Splitwise's measured Llama2-70B runs
-// (`simrun calibrate` refits and reports the held-out error); H200, H800
-// and A800 take those of their compute class.
-var (
-	a100Fit = fit{Prefill: Efficiency{0.67, 0.32, 2500 * sim.Microsecond}, Decode: Efficiency{0.36, 1.0, 23200 * sim.Microsecond},
-		AllReduce: 0.19, HopLatency: 5800 * sim.Nanosecond}
-	h100Fit = fit{Prefill: Efficiency{0.56, 0.36, 4100 * sim.Microsecond}, Decode: Efficiency{0.50, 0.88, 12000 * sim.Microsecond},
-		AllReduce: 0.24, HopLatency: 5700 * sim.Nanosecond}
-)
-
-// fit is a device class's fitted efficiencies.
+// fit is a device class's fitted coefficients (FitDevices reproduces
+// them; docs/accel.md gives each one's provenance).
 type fit struct {
-	Prefill, Decode Efficiency
-	AllReduce       float64
-	HopLatency      sim.Time
+	Linear, LinearHalfTokens, LinearSustainTokens, Attention, CachedAttention, Memory float64
+	AllReduce                                                                         float64
+	HopLatency                                                                        sim.Time
 }
+
+// The coefficients below are fitted by `go test ./accel -run TestFitReproducesThePresets -update`
+// on the H100 profile measured for this project and on Splitwise's
+// Llama2-70B runs (A100 from Splitwise alone); H200, H800 and A800 take
+// those of their compute class.
+var (
+	a100Fit = fit{Linear: 0.62, LinearHalfTokens: 200, Attention: 0.5, CachedAttention: 0.3, Memory: 0.8, AllReduce: 0.19, HopLatency: 5800 * sim.Nanosecond}
+	h100Fit = fit{Linear: 0.62, LinearHalfTokens: 200, Attention: 0.5, CachedAttention: 0.27, Memory: 0.79, AllReduce: 0.24, HopLatency: 5700 * sim.Nanosecond}
+)
 
 // kernelLaunch is a kernel launch with its stream synchronisation (a few
 // microseconds on current GPUs).
@@ -87,8 +92,16 @@ const kernelLaunch = 4 * sim.Microsecond
 
 func device(name string, tflops, tbps float64, gb int64, nvlinkGBps float64, sms int, f fit) Device {
 	return Device{Name: name, PeakFLOPS: tflops * 1e12, MemBandwidth: sim.Bandwidth(tbps * 1e12), MemBytes: gb * 1_000_000_000,
-		NVLinkBandwidth: sim.Bandwidth(nvlinkGBps * 1e9), NVLinkHopLatency: f.HopLatency,
-		Prefill: f.Prefill, Decode: f.Decode, AllReduceEfficiency: f.AllReduce, SMs: sms, KernelLaunch: kernelLaunch}
+		NVLinkBandwidth: sim.Bandwidth(nvlinkGBps * 1e9), NVLinkHopLatency: f.HopLatency, SMs: sms, KernelLaunch: kernelLaunch}.with(f)
+}
+
+// with sets the fitted coefficients.
+func (d Device) with(f fit) Device {
+	d.LinearEfficiency, d.LinearHalfTokens, d.AttentionEfficiency = f.Linear, f.LinearHalfTokens, f.Attention
+	d.LinearSustainTokens = f.LinearSustainTokens
+	d.CachedAttentionEfficiency, d.MemoryEfficiency = f.CachedAttention, f.Memory
+	d.AllReduceEfficiency, d.NVLinkHopLatency = f.AllReduce, f.HopLatency
+	return d
 }
 
 // Device presets from the vendors' datasheets: dense bf16 peak, HBM

@@ -60,8 +60,17 @@ func (d Device) KernelTime(w kernels.Work) sim.Time {
 	if fraction == 0 {
 		fraction = 1
 	}
-	memory := w.Bytes / (bw * d.Decode.Memory * fraction)
+	memory := w.Bytes / (bw * d.MemoryEfficiency * fraction)
 	compute := w.Ops / d.PeakFLOPS
 	serial := w.SerialBytes / (bw / float64(max(1, d.SMs)))
 	return sim.TimeOf((max(memory, compute)+serial)*1e12) + sim.Time(w.Launches)*d.KernelLaunch
+}
+
+// SortSampling is PyTorch's sort-based top-k/top-p path
+// (kernels.SortBasedWork): the sampler of vLLM 0.x and of Hugging Face.
+type SortSampling struct{}
+
+// DecodeStep returns the sort path's work for the sequences.
+func (SortSampling) DecodeStep(sequences, vocab int, _ int64) kernels.Work {
+	return kernels.SortBasedWork(sequences, vocab)
 }

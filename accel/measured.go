@@ -28,6 +28,7 @@ type MeasuredRow struct {
 	Where    string
 	Measured float64 // seconds, as measured
 	model    string
+	engine   string    // the engine the iteration ran on (iterations only)
 	iter     Iteration // prefill, chunk, decode
 	bytes    int64     // pcie, export: the bytes copied
 	batch    int       // sampling
@@ -64,6 +65,11 @@ func ReadProfile(path string) (*Profile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: cannot read the profile: %w", path, err)
 	}
+	return parseProfile(path, data)
+}
+
+// parseProfile reads a profile's bytes; path names it in errors.
+func parseProfile(path string, data []byte) (*Profile, error) {
 	var keys map[string]json.RawMessage
 	if err := json.Unmarshal(data, &keys); err != nil {
 		return nil, fmt.Errorf("%s: not a JSON object: %w", path, err)
@@ -139,7 +145,7 @@ func (p *Profile) readModels(f profileFile, add func(MeasuredRow, string, map[st
 				return nil // an eager engine's launches, not the GPU's work
 			}
 			r := MeasuredRow{Group: "prefill", Label: fmt.Sprintf("%s prefill %d", model, tokens), Where: where, model: model,
-				iter: Iteration{Prefills: []Chunk{{New: tokens, Last: true}}}}
+				engine: "eager", iter: Iteration{Prefills: []Chunk{{New: tokens, Last: true}}}}
 			if err := add(r, "prefill_s", row); err != nil {
 				return err
 			}
@@ -149,11 +155,15 @@ func (p *Profile) readModels(f profileFile, add func(MeasuredRow, string, map[st
 		}},
 		{"chunk", f.Chunk, func(model, where string, row map[string]float64) error {
 			c := Chunk{New: int64(row["new"]), Cached: int64(row["cached"]), Last: true}
+			if c.New == 1 { // one eager decode step: fits the eager engine
+				return add(MeasuredRow{Group: "eager", Label: fmt.Sprintf("%s eager decode on %d cached", model, c.Cached), Where: where,
+					model: model, engine: "eager", iter: Iteration{Decodes: []int64{c.Cached}}}, "hf_eager_decode_s", row)
+			}
 			if c.New < 2048 {
 				return nil // an eager engine's launches, not the GPU's work
 			}
 			return add(MeasuredRow{Group: "chunk", Label: fmt.Sprintf("%s %d on %d cached", model, c.New, c.Cached), Where: where,
-				model: model, iter: Iteration{Prefills: []Chunk{c}}}, "prefill_s", row)
+				model: model, engine: "eager", iter: Iteration{Prefills: []Chunk{c}}}, "prefill_s", row)
 		}},
 		{"decode", f.Decode, func(model, where string, row map[string]float64) error {
 			var it Iteration
@@ -161,7 +171,7 @@ func (p *Profile) readModels(f profileFile, add func(MeasuredRow, string, map[st
 				it.Decodes = append(it.Decodes, int64(row["context"]))
 			}
 			return add(MeasuredRow{Group: "decode", Label: fmt.Sprintf("%s batch %d context %d", model, len(it.Decodes), int64(row["context"])),
-				Where: where, model: model, iter: it}, "step_s", row)
+				Where: where, model: model, engine: "cuda-graphs", iter: it}, "step_s", row)
 		}},
 	}
 	for _, g := range groups {
@@ -238,6 +248,7 @@ func Compare(p *Profile, d Device) ([]Compared, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s: %s: %w", p.Path, r.Where, err)
 			}
+			n.Engine, _ = ParseEngine(r.engine)
 			t = n.Cost(r.iter).Total
 		case "pcie":
 			t = copyTime(link, r.bytes, 1)
@@ -246,6 +257,8 @@ func Compare(p *Profile, d Device) ([]Compared, error) {
 			t = copyTime(link, r.bytes, layerCopies*m.Layers)
 		case "sampling":
 			t = d.KernelTime(kernels.SortBasedWork(r.batch, r.vocab))
+		default:
+			continue // fits the engines only
 		}
 		out = append(out, Compared{Group: r.Group, Label: r.Label, ModelS: t.Seconds(), MeasuredS: r.Measured})
 	}
