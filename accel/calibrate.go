@@ -196,6 +196,13 @@ func engineCoefficients(engine string, launches bool) []coefficient {
 			e[engine] = x
 		}})
 	if launches {
+		out = append(out, coefficient{engine + " overlap", 1, 20,
+			func(_ *Device, e map[string]Engine) float64 { return e[engine].Overlap },
+			func(_ *Device, e map[string]Engine, v float64) {
+				x := e[engine]
+				x.Overlap = v
+				e[engine] = x
+			}})
 		out = append(out, coefficient{engine + " layer launch (us)", 0, 3000,
 			func(_ *Device, e map[string]Engine) float64 { return float64(e[engine].LayerLaunch) / 1e6 },
 			func(_ *Device, e map[string]Engine, v float64) {
@@ -213,7 +220,7 @@ var deviceCoefficients = []coefficient{
 		func(d *Device, _ map[string]Engine, v float64) { d.LinearEfficiency = v }},
 	{"linear half tokens", 0, 2000, func(d *Device, _ map[string]Engine) float64 { return d.LinearHalfTokens },
 		func(d *Device, _ map[string]Engine, v float64) { d.LinearHalfTokens = v }},
-	{"linear sustain tokens", 0, 400000, func(d *Device, _ map[string]Engine) float64 { return d.LinearSustainTokens },
+	{"linear sustain tokens", 2000, 1000000, func(d *Device, _ map[string]Engine) float64 { return d.LinearSustainTokens },
 		func(d *Device, _ map[string]Engine, v float64) { d.LinearSustainTokens = v }},
 	{"attention efficiency", 0.05, 1, func(d *Device, _ map[string]Engine) float64 { return d.AttentionEfficiency },
 		func(d *Device, _ map[string]Engine, v float64) { d.AttentionEfficiency = v }},

@@ -82,8 +82,8 @@ type fit struct {
 // Llama2-70B runs (A100 from Splitwise alone); H200, H800 and A800 take
 // those of their compute class.
 var (
-	a100Fit = fit{Linear: 0.62, LinearHalfTokens: 200, Attention: 0.5, CachedAttention: 0.3, Memory: 0.8, AllReduce: 0.19, HopLatency: 5800 * sim.Nanosecond}
-	h100Fit = fit{Linear: 0.62, LinearHalfTokens: 200, Attention: 0.5, CachedAttention: 0.27, Memory: 0.79, AllReduce: 0.24, HopLatency: 5700 * sim.Nanosecond}
+	a100Fit = fit{LinearSustainTokens: 1000000, Linear: 0.62, LinearHalfTokens: 200, Attention: 0.5, CachedAttention: 0.3, Memory: 0.8, AllReduce: 0.19, HopLatency: 5800 * sim.Nanosecond}
+	h100Fit = fit{LinearSustainTokens: 1000000, Linear: 0.62, LinearHalfTokens: 200, Attention: 0.5, CachedAttention: 0.27, Memory: 0.79, AllReduce: 0.24, HopLatency: 5700 * sim.Nanosecond}
 )
 
 // kernelLaunch is a kernel launch with its stream synchronisation (a few

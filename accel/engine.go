@@ -2,6 +2,7 @@ package accel
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/kvcosim/kvcosim/sim"
@@ -22,12 +23,22 @@ type Engine struct {
 	// SequenceOverhead is the host's work per sequence of an iteration
 	// (preparing its inputs, reading its token back).
 	SequenceOverhead sim.Time
+	// Overlap is how far the host's launches hide behind the GPU's work
+	// (the exponent of their norm: 1 adds them, large takes the larger).
+	Overlap float64
 }
 
-// around is an iteration of seqs sequences: the GPU's work, or the host's
-// launches if longer, plus the overheads.
+// around is an iteration of seqs sequences: the GPU's work and the host's
+// launches, overlapped (their Overlap-norm: the larger of the two when
+// Overlap is large, their sum at 1), plus the overheads.
 func (e Engine) around(gpu sim.Time, layers, seqs int) sim.Time {
-	return max(gpu, sim.Time(layers)*e.LayerLaunch) + e.IterationOverhead + sim.Time(seqs)*e.SequenceOverhead
+	launch := float64(sim.Time(layers) * e.LayerLaunch)
+	both := float64(gpu)
+	if launch > 0 {
+		k := max(e.Overlap, 1)
+		both = math.Pow(math.Pow(float64(gpu), k)+math.Pow(launch, k), 1/k)
+	}
+	return sim.TimeOf(both) + e.IterationOverhead + sim.Time(seqs)*e.SequenceOverhead
 }
 
 // Engines are the serving stacks, by name (fitted: docs/accel.md):
@@ -36,8 +47,8 @@ func (e Engine) around(gpu sim.Time, layers, seqs int) sim.Time {
 // graphs, the engine of Splitwise's measured runs).
 var Engines = []Engine{
 	{Name: "cuda-graphs", IterationOverhead: 350 * sim.Microsecond},
-	{Name: "eager", IterationOverhead: 1 * sim.Millisecond, LayerLaunch: 1150 * sim.Microsecond},
-	{Name: "vllm-v0", IterationOverhead: 2 * sim.Millisecond, LayerLaunch: 500 * sim.Microsecond},
+	{Name: "eager", IterationOverhead: 1 * sim.Millisecond, LayerLaunch: 1150 * sim.Microsecond, Overlap: 8},
+	{Name: "vllm-v0", IterationOverhead: 2 * sim.Millisecond, LayerLaunch: 500 * sim.Microsecond, Overlap: 8},
 }
 
 // EngineNames lists the engines' names.

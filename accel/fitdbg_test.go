@@ -13,12 +13,13 @@ func TestFitDebug(t *testing.T) {
 	}
 	for hw, f := range fits {
 		d := f.Device
+		fmt.Printf("sustain %.0f ", d.LinearSustainTokens)
 		fmt.Printf("%s lin %.3f half %.0f attn %.3f cached %.3f mem %.3f ar %.3f hop %v | prompt med %.3f p90 %.3f token med %.3f p90 %.3f\n",
 			hw, d.LinearEfficiency, d.LinearHalfTokens, d.AttentionEfficiency, d.CachedAttentionEfficiency, d.MemoryEfficiency,
 			d.AllReduceEfficiency, d.NVLinkHopLatency, f.PromptMedian, f.PromptP90, f.TokenMedian, f.TokenP90)
 	}
 	for _, e := range engines {
-		fmt.Printf("%s %v %v\n", e.Name, e.IterationOverhead, e.LayerLaunch)
+		fmt.Printf("%s %v %v seq %v overlap %.2f\n", e.Name, e.IterationOverhead, e.LayerLaunch, e.SequenceOverhead, e.Overlap)
 	}
 	p, _ := parseProfile("x", measuredProfileH100)
 	rows, _ := Compare(p, fits["h100-80gb"].Device)
