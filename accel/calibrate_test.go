@@ -5,6 +5,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kvcosim/kvcosim/internal/golden"
 )
 
 func TestCalibrations(t *testing.T) {
@@ -16,16 +18,21 @@ func TestCalibrations(t *testing.T) {
 	}
 }
 
-func TestFitSplitwiseIsReproducible(t *testing.T) {
-	fits, err := FitSplitwise()
-	require.NoError(t, err)
-	for hw, f := range fits {
-		t.Logf("%s: prefill %+v decode %+v allreduce %.3f hop %v | held-out prompt median %.3f p90 %.3f token median %.3f p90 %.3f (%d fit runs, %d held out)",
-			hw, f.Device.Prefill, f.Device.Decode, f.Device.AllReduceEfficiency, f.Device.NVLinkHopLatency,
-			f.PromptMedian, f.PromptP90, f.TokenMedian, f.TokenP90, f.FitRuns, f.HeldRuns)
-		assert.Equal(t, 315, f.FitRuns+f.HeldRuns, "every Llama2-70B run of the device, on one side")
-		assert.InDelta(t, 157, f.HeldRuns, 20, "about half held out")
+// TestFittedCoefficients refits the presets (FitPresets) and holds
+// fitted.go to the result; -update rewrites it.
+func TestFittedCoefficients(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the fit takes seconds")
 	}
+	f, err := FitPresets()
+	require.NoError(t, err)
+	for hw, c := range f.Classes {
+		t.Logf("%s: held-out prompt median %.3f p90 %.3f, token median %.3f p90 %.3f (%d fit runs, %d held out)",
+			hw, c.PromptMedian, c.PromptP90, c.TokenMedian, c.TokenP90, c.FitRuns, c.HeldRuns)
+		assert.Equal(t, 310, c.FitRuns+c.HeldRuns, "every possible Llama2-70B run of the device, on one side")
+		assert.InDelta(t, 157, c.HeldRuns, 20, "about half held out")
+	}
+	golden.Check(t, "fitted.go", f.GoSource())
 }
 
 func TestSplitKeepsRepeatsTogether(t *testing.T) {
@@ -40,4 +47,25 @@ func TestSplitKeepsRepeatsTogether(t *testing.T) {
 		assert.False(t, inFit[m.config()], "a configuration is on one side only")
 	}
 	assert.Equal(t, len(ms), len(fit)+len(held))
+}
+
+// TestPossibleLeavesOutOnlyTheShortRuns: the runs the fit leaves out are
+// the five of 64 prompts of 512 tokens on two GPUs per hardware, that
+// report a tenth of the linear layers' time at peak.
+func TestPossibleLeavesOutOnlyTheShortRuns(t *testing.T) {
+	ms, err := loadMeasurements()
+	require.NoError(t, err)
+	for _, c := range []struct{ hardware, preset string }{{"a100-80gb", "a100-80gb"}, {"h100-80gb", "h100-sxm"}} {
+		fit, held := splitwiseHalves(ms, c.hardware, devicePresets[c.preset])
+		dropped := 0
+		for _, m := range ms {
+			if m.model != "llama2-70b" || m.hardware != c.hardware || possible(splitwiseModel(), devicePresets[c.preset], m) {
+				continue
+			}
+			dropped++
+			assert.Equal(t, [4]int{2, 512, 64}, [4]int{m.tp, m.prompt, m.batch}, "%+v", m)
+		}
+		assert.Equal(t, 5, dropped)
+		assert.Equal(t, 310, len(fit)+len(held))
+	}
 }

@@ -188,21 +188,15 @@ func (n *Node) Cost(it Iteration) Cost {
 		c.Kernels = d.KernelTime(n.Kernels.DecodeStep(it.Sequences(), n.Model.Vocab, meanContext(it)))
 	}
 	gpu := max(c.Compute, c.Memory) + c.AllReduce + c.Kernels
-	c.Total = n.Engine.around(gpu, n.Model.Layers, len(it.Decodes)+len(it.Prefills))
+	c.Total = n.Engine.around(gpu, n.Model.Layers, len(it.Decodes)+len(it.Prefills), len(it.Prefills) > 0)
 	c.Overhead = c.Total - gpu
 	return c
 }
 
 // linearEfficiency is the share of the peak the linear layers reach with
-// tokens rows: LinearEfficiency x tokens / (tokens + LinearHalfTokens),
-// falling again as / (1 + tokens / LinearSustainTokens) for iterations so
-// long that the device runs them at a power-limited clock.
+// tokens rows: LinearEfficiency x tokens / (tokens + LinearHalfTokens).
 func (d Device) linearEfficiency(tokens float64) float64 {
-	e := d.LinearEfficiency * tokens / (tokens + d.LinearHalfTokens)
-	if d.LinearSustainTokens > 0 {
-		e /= 1 + tokens/d.LinearSustainTokens
-	}
-	return e
+	return d.LinearEfficiency * tokens / (tokens + d.LinearHalfTokens)
 }
 
 // allReduce is two ring all-reduces per layer of the tokens' activations:
@@ -214,7 +208,11 @@ func (n *Node) allReduce(tokens int64) sim.Time {
 	d := n.Device
 	tp := float64(n.TP)
 	data := float64(tokens) * float64(n.Model.Hidden) * 2 // bf16 activations
-	per := 2*(tp-1)*float64(d.NVLinkHopLatency) + 2*(tp-1)/tp*data/(float64(d.NVLinkBandwidth)*d.AllReduceEfficiency)*1e12
+	eff := d.AllReduceEfficiency
+	if d.AllReduceLargeBytes > 0 && data > d.AllReduceLargeBytes {
+		eff = d.AllReduceLargeEfficiency
+	}
+	per := 2*(tp-1)*float64(d.NVLinkHopLatency) + 2*(tp-1)/tp*data/(float64(d.NVLinkBandwidth)*eff)*1e12
 	return sim.TimeOf(2 * float64(n.Model.Layers) * per)
 }
 

@@ -17,13 +17,14 @@ var toy = Model{Name: "toy", Layers: 1, Hidden: 4, Heads: 2, KVHeads: 1, HeadDim
 
 // toyDevice does 1e12 FLOP/s and 1e12 B/s at full efficiency.
 var toyDevice = Device{Name: "toy", PeakFLOPS: 1e12, MemBandwidth: 1_000_000_000_000, MemBytes: 1 << 30,
-	NVLinkBandwidth: 1_000_000_000, Prefill: Efficiency{1, 1, 0}, Decode: Efficiency{0.5, 0.5, 7}, AllReduceEfficiency: 1}
+	NVLinkBandwidth: 1_000_000_000, LinearEfficiency: 0.5, AttentionEfficiency: 0.5, CachedAttentionEfficiency: 0.5, MemoryEfficiency: 0.5, AllReduceEfficiency: 1}
 
 func toyNode(t *testing.T, tp int) *Node {
 	m := toy
 	m.Heads, m.KVHeads = 2, 2
 	n, err := NewNode(m, toyDevice, tp, BF16, BF16, 0, nil)
 	require.NoError(t, err)
+	n.Engine = Engine{Name: "toy", IterationOverhead: 7}
 	return n
 }
 
@@ -66,10 +67,23 @@ func TestAllReduceRing(t *testing.T) {
 	assert.InDelta(t, float64(one.Compute)/2, float64(c.Compute), 1, "compute splits over the devices")
 }
 
-func TestPrefillEfficiencyAppliesToMixedIterations(t *testing.T) {
+func TestPrefillLaunchesApplyToMixedIterations(t *testing.T) {
 	n := toyNode(t, 1)
-	c := n.Cost(Iteration{Prefills: []Chunk{{New: 1}}, Decodes: []int64{3}})
-	assert.Zero(t, c.Overhead, "any prompt token makes it a prefill iteration")
+	n.Engine = Engine{Name: "toy", LayerLaunch: 10, PrefillLayerLaunch: 1000, Overlap: 1} // launches add to the GPU's work
+	mixed := n.Cost(Iteration{Prefills: []Chunk{{New: 1}}, Decodes: []int64{3}})
+	assert.Equal(t, sim.Time(1000), mixed.Overhead, "any prompt token makes it a prefill iteration: one layer's prefill launches")
+	decode := n.Cost(Iteration{Decodes: []int64{3}})
+	assert.Equal(t, sim.Time(10), decode.Overhead)
+}
+
+func TestEngineOverlapTakesTheLargerOfLaunchesAndWork(t *testing.T) {
+	e := Engine{LayerLaunch: 100, Overlap: 1000}
+	assert.InDelta(t, 5000, float64(e.around(5000, 10, 1, false)), 1, "launches (1,000) hide behind the GPU's work")
+	assert.InDelta(t, 1000, float64(e.around(10, 10, 1, false)), 1, "the GPU waits for the launches")
+	e.Overlap = 1
+	assert.Equal(t, sim.Time(6000), e.around(5000, 10, 1, false), "no overlap: they add")
+	e.SequenceOverhead, e.IterationOverhead = 7, 3
+	assert.Equal(t, sim.Time(6000+3+4*7), e.around(5000, 10, 4, false))
 }
 
 func TestKernelHookChargesSequences(t *testing.T) {
@@ -113,10 +127,10 @@ func TestNodeRejects(t *testing.T) {
 	assert.ErrorContains(t, err, "does not fit 1 x a100-80gb: weights 138.0 GB")
 	assert.ErrorContains(t, err, "by 58.0 GB")
 	bad := d
-	bad.Prefill.Compute = 0
+	bad.LinearEfficiency = 0
 	_, err = NewNode(m, bad, 2, BF16, BF16, 0, nil)
-	assert.ErrorContains(t, err, "prefill.compute_efficiency = 0")
-	bad.Prefill.Compute = -0.5
+	assert.ErrorContains(t, err, "linear_efficiency = 0")
+	bad.LinearEfficiency = -0.5
 	_, err = NewNode(m, bad, 2, BF16, BF16, 0, nil)
 	assert.ErrorContains(t, err, "must be in (0, 1]")
 	_, err = DevicePreset("tpu-v5")

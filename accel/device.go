@@ -24,9 +24,6 @@ type Device struct {
 	// with many tokens; with T tokens they reach LinearEfficiency x T / (T
 	// + LinearHalfTokens).
 	LinearEfficiency, LinearHalfTokens float64
-	// LinearSustainTokens: iterations of many more tokens than this run
-	// the linear layers at a lower, power-limited clock (0: never).
-	LinearSustainTokens float64
 	// AttentionEfficiency is causal attention among a prompt's new tokens;
 	// CachedAttentionEfficiency new tokens against a cached context.
 	AttentionEfficiency, CachedAttentionEfficiency float64
@@ -36,6 +33,11 @@ type Device struct {
 	// AllReduceEfficiency is the fraction of NVLink bandwidth an all-reduce
 	// reaches.
 	AllReduceEfficiency float64
+	// AllReduceLargeBytes and AllReduceLargeEfficiency: messages larger
+	// than this reach this fraction instead (NCCL picks its algorithm and
+	// protocol by the message's size; 0: one efficiency for every size).
+	AllReduceLargeBytes      float64
+	AllReduceLargeEfficiency float64
 	// SMs is the number of streaming multiprocessors; KernelLaunch the
 	// cost of one kernel launch.
 	SMs          int
@@ -72,19 +74,10 @@ func (d Device) Validate() error {
 // fit is a device class's fitted coefficients (FitDevices reproduces
 // them; docs/accel.md gives each one's provenance).
 type fit struct {
-	Linear, LinearHalfTokens, LinearSustainTokens, Attention, CachedAttention, Memory float64
-	AllReduce                                                                         float64
-	HopLatency                                                                        sim.Time
+	Linear, LinearHalfTokens, Attention, CachedAttention, Memory float64
+	AllReduce, AllReduceLargeBytes, AllReduceLarge               float64
+	HopLatency                                                   sim.Time
 }
-
-// The coefficients below are fitted by `go test ./accel -run TestFitReproducesThePresets -update`
-// on the H100 profile measured for this project and on Splitwise's
-// Llama2-70B runs (A100 from Splitwise alone); H200, H800 and A800 take
-// those of their compute class.
-var (
-	a100Fit = fit{LinearSustainTokens: 1000000, Linear: 0.62, LinearHalfTokens: 200, Attention: 0.5, CachedAttention: 0.3, Memory: 0.8, AllReduce: 0.19, HopLatency: 5800 * sim.Nanosecond}
-	h100Fit = fit{LinearSustainTokens: 1000000, Linear: 0.62, LinearHalfTokens: 200, Attention: 0.5, CachedAttention: 0.27, Memory: 0.79, AllReduce: 0.24, HopLatency: 5700 * sim.Nanosecond}
-)
 
 // kernelLaunch is a kernel launch with its stream synchronisation (a few
 // microseconds on current GPUs).
@@ -98,10 +91,17 @@ func device(name string, tflops, tbps float64, gb int64, nvlinkGBps float64, sms
 // with sets the fitted coefficients.
 func (d Device) with(f fit) Device {
 	d.LinearEfficiency, d.LinearHalfTokens, d.AttentionEfficiency = f.Linear, f.LinearHalfTokens, f.Attention
-	d.LinearSustainTokens = f.LinearSustainTokens
 	d.CachedAttentionEfficiency, d.MemoryEfficiency = f.CachedAttention, f.Memory
 	d.AllReduceEfficiency, d.NVLinkHopLatency = f.AllReduce, f.HopLatency
+	d.AllReduceLargeBytes, d.AllReduceLargeEfficiency = f.AllReduceLargeBytes, f.AllReduceLarge
 	return d
+}
+
+// fitted is the device's fitted coefficients.
+func (d Device) fitted() fit {
+	return fit{Linear: d.LinearEfficiency, LinearHalfTokens: d.LinearHalfTokens, Attention: d.AttentionEfficiency,
+		CachedAttention: d.CachedAttentionEfficiency, Memory: d.MemoryEfficiency, AllReduce: d.AllReduceEfficiency,
+		AllReduceLargeBytes: d.AllReduceLargeBytes, AllReduceLarge: d.AllReduceLargeEfficiency, HopLatency: d.NVLinkHopLatency}
 }
 
 // Device presets from the vendors' datasheets: dense bf16 peak, HBM

@@ -20,6 +20,9 @@ type Engine struct {
 	// LayerLaunch is the host's time to launch one layer's kernels (0: a
 	// captured graph).
 	LayerLaunch sim.Time
+	// PrefillLayerLaunch replaces LayerLaunch in iterations with prompt
+	// tokens (their eager path launches more kernels; 0: LayerLaunch).
+	PrefillLayerLaunch sim.Time
 	// SequenceOverhead is the host's work per sequence of an iteration
 	// (preparing its inputs, reading its token back).
 	SequenceOverhead sim.Time
@@ -31,24 +34,19 @@ type Engine struct {
 // around is an iteration of seqs sequences: the GPU's work and the host's
 // launches, overlapped (their Overlap-norm: the larger of the two when
 // Overlap is large, their sum at 1), plus the overheads.
-func (e Engine) around(gpu sim.Time, layers, seqs int) sim.Time {
-	launch := float64(sim.Time(layers) * e.LayerLaunch)
+func (e Engine) around(gpu sim.Time, layers, seqs int, prompt bool) sim.Time {
+	perLayer := e.LayerLaunch
+	if prompt && e.PrefillLayerLaunch > 0 {
+		perLayer = e.PrefillLayerLaunch
+	}
+	launch := float64(sim.Time(layers) * perLayer)
 	both := float64(gpu)
-	if launch > 0 {
+	if launch > 0 { // the norm as larger x (1 + (smaller / larger)^k)^(1/k): no overflow
 		k := max(e.Overlap, 1)
-		both = math.Pow(math.Pow(float64(gpu), k)+math.Pow(launch, k), 1/k)
+		hi, lo := max(both, launch), min(both, launch)
+		both = hi * math.Pow(1+math.Pow(lo/hi, k), 1/k)
 	}
 	return sim.TimeOf(both) + e.IterationOverhead + sim.Time(seqs)*e.SequenceOverhead
-}
-
-// Engines are the serving stacks, by name (fitted: docs/accel.md):
-// cuda-graphs (vLLM, SGLang, TensorRT-LLM decode steps; the default),
-// eager (Hugging Face transformers), and vllm-v0 (vLLM 0.x without CUDA
-// graphs, the engine of Splitwise's measured runs).
-var Engines = []Engine{
-	{Name: "cuda-graphs", IterationOverhead: 350 * sim.Microsecond},
-	{Name: "eager", IterationOverhead: 1 * sim.Millisecond, LayerLaunch: 1150 * sim.Microsecond, Overlap: 8},
-	{Name: "vllm-v0", IterationOverhead: 2 * sim.Millisecond, LayerLaunch: 500 * sim.Microsecond, Overlap: 8},
 }
 
 // EngineNames lists the engines' names.

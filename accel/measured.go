@@ -19,7 +19,9 @@ import (
 // with the GPU's name and, per group, rows of shapes and measured seconds
 // (docs/accel.md describes every field). ReadProfile turns it into rows
 // the model can price; MeasuredGroups are the groups, in report order.
-var MeasuredGroups = []string{"prefill", "chunk", "decode", "pcie", "export", "sampling"}
+// The eager group is Hugging Face's eager decode steps, the eager engine's
+// own check.
+var MeasuredGroups = []string{"prefill", "chunk", "decode", "eager", "pcie", "export", "sampling"}
 
 // MeasuredRow is one measured time and the shape the model prices it at.
 type MeasuredRow struct {
@@ -155,7 +157,7 @@ func (p *Profile) readModels(f profileFile, add func(MeasuredRow, string, map[st
 		}},
 		{"chunk", f.Chunk, func(model, where string, row map[string]float64) error {
 			c := Chunk{New: int64(row["new"]), Cached: int64(row["cached"]), Last: true}
-			if c.New == 1 { // one eager decode step: fits the eager engine
+			if c.New == 1 { // one eager decode step
 				return add(MeasuredRow{Group: "eager", Label: fmt.Sprintf("%s eager decode on %d cached", model, c.Cached), Where: where,
 					model: model, engine: "eager", iter: Iteration{Decodes: []int64{c.Cached}}}, "hf_eager_decode_s", row)
 			}
@@ -242,7 +244,7 @@ func Compare(p *Profile, d Device) ([]Compared, error) {
 	for _, r := range p.Rows {
 		var t sim.Time
 		switch r.Group {
-		case "prefill", "chunk", "decode":
+		case "prefill", "chunk", "decode", "eager":
 			m, _ := ModelPreset(r.model)
 			n, err := NewNode(m, d, 1, BF16, BF16, 0, nil)
 			if err != nil {
@@ -257,8 +259,6 @@ func Compare(p *Profile, d Device) ([]Compared, error) {
 			t = copyTime(link, r.bytes, layerCopies*m.Layers)
 		case "sampling":
 			t = d.KernelTime(kernels.SortBasedWork(r.batch, r.vocab))
-		default:
-			continue // fits the engines only
 		}
 		out = append(out, Compared{Group: r.Group, Label: r.Label, ModelS: t.Seconds(), MeasuredS: r.Measured})
 	}

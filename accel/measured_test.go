@@ -27,7 +27,7 @@ func TestMeasuredProfileGroupsAndShapes(t *testing.T) {
 		counts[r.Group]++
 		assert.Positive(t, r.Measured, r.Where)
 	}
-	assert.Equal(t, map[string]int{"prefill": 5, "chunk": 3, "decode": 11, "pcie": 6, "export": 5, "sampling": 3}, counts)
+	assert.Equal(t, map[string]int{"prefill": 5, "chunk": 3, "decode": 11, "eager": 3, "pcie": 6, "export": 5, "sampling": 3}, counts)
 	dev, err := DevicePreset(d)
 	require.NoError(t, err)
 	rows, err := Compare(p, dev)
