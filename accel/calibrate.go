@@ -177,6 +177,29 @@ func BreakEvenBandwidth(m Model, d Device, tp int, prefix int64) float64 {
 	return float64(prefix*m.KVBytesPerToken(BF16)) / seconds
 }
 
+// p90Note says how far the Splitwise p90 errors are from the 15 % aimed
+// at (docs/accel.md, "Calibration").
+const p90Note = "; p90 bounded at 25 %: under 15 % but for A100 prompt times, whose runs of equal token counts disagree by up to 42 %"
+
+// profileCalibrations hold the presets to the H100 profile measured for
+// this project: each group's mean absolute error at most 10 %.
+func profileCalibrations() ([]sim.Calibration, error) {
+	p, err := parseProfile("accel/calibdata/h100-llama-3-8b-2026-11-23.json", measuredProfileH100)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := Compare(p, devicePresets["h100-sxm"], "")
+	if err != nil {
+		return nil, err
+	}
+	var out []sim.Calibration
+	for _, g := range GroupErrors(rows) {
+		out = append(out, sim.NewCalibration(fmt.Sprintf("h100 profile %s: mean |error| of %d rows", g.Group, g.Points), 0, g.MAPE, "fraction", 0.10,
+			"accel/calibdata/h100-llama-3-8b-2026-11-23.json (simrun calibrate --measured prints each row)"))
+	}
+	return out, nil
+}
+
 // Calibrations are the accelerator's checks for `simrun calibrate`: KV
 // bytes per token of every preset, the held-out errors of the fit, and the
 // Mooncake break-even bandwidths, and the sampling kernels' costs.
@@ -199,9 +222,14 @@ func Calibrations() ([]sim.Calibration, error) {
 		out = append(out,
 			sim.NewCalibration(hw.name+" prompt_time held-out median |error|", 0, f.PromptMedian, "fraction", 0.15, src),
 			sim.NewCalibration(hw.name+" token_time held-out median |error|", 0, f.TokenMedian, "fraction", 0.15, src),
-			sim.NewCalibration(hw.name+" prompt_time held-out p90 |error|", 0, f.PromptP90, "fraction", 0.35, src+"; p90 reported, bounded at 35 %"),
-			sim.NewCalibration(hw.name+" token_time held-out p90 |error|", 0, f.TokenP90, "fraction", 0.35, src+"; p90 reported, bounded at 35 %"))
+			sim.NewCalibration(hw.name+" prompt_time held-out p90 |error|", 0, f.PromptP90, "fraction", 0.25, src+p90Note),
+			sim.NewCalibration(hw.name+" token_time held-out p90 |error|", 0, f.TokenP90, "fraction", 0.25, src+p90Note))
 	}
+	profile, err := profileCalibrations()
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, profile...)
 	llama3, _ := ModelPreset("llama-3-70b")
 	const mooncake = "Mooncake (FAST'25): break-even 18.6 GB/s on 8 x H800, 5.9 GB/s on 8 x A800 for an 8,192-token prefix"
 	for _, c := range []struct {

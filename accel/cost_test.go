@@ -67,6 +67,15 @@ func TestAllReduceRing(t *testing.T) {
 	assert.InDelta(t, float64(one.Compute)/2, float64(c.Compute), 1, "compute splits over the devices")
 }
 
+func TestAllReduceLargeMessagesReachTheirOwnEfficiency(t *testing.T) {
+	n := toyNode(t, 2)
+	small := n.Cost(Iteration{Decodes: []int64{1, 1, 1}}).AllReduce // 24 B messages
+	n.Device.AllReduceLargeBytes, n.Device.AllReduceLargeEfficiency = 23, 0.5
+	assert.Equal(t, 2*small, n.Cost(Iteration{Decodes: []int64{1, 1, 1}}).AllReduce, "above 23 B: half the efficiency, twice the time")
+	n.Device.AllReduceLargeBytes = 24
+	assert.Equal(t, small, n.Cost(Iteration{Decodes: []int64{1, 1, 1}}).AllReduce, "24 B is not above 24 B")
+}
+
 func TestPrefillLaunchesApplyToMixedIterations(t *testing.T) {
 	n := toyNode(t, 1)
 	n.Engine = Engine{Name: "toy", LayerLaunch: 10, PrefillLayerLaunch: 1000, Overlap: 1} // launches add to the GPU's work

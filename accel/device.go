@@ -57,13 +57,21 @@ func (d Device) Validate() error {
 		v    float64
 	}{{"linear_efficiency", d.LinearEfficiency}, {"attention_efficiency", d.AttentionEfficiency},
 		{"cached_attention_efficiency", d.CachedAttentionEfficiency}, {"memory_efficiency", d.MemoryEfficiency},
-		{"allreduce_efficiency", d.AllReduceEfficiency}} {
+		{"allreduce_efficiency", d.AllReduceEfficiency}, {"allreduce_large_efficiency", d.AllReduceLargeEfficiency}} {
+		if e.name == "allreduce_large_efficiency" && d.AllReduceLargeBytes == 0 {
+			continue // one efficiency for every size
+		}
 		if !(e.v > 0 && e.v <= 1) {
 			return fmt.Errorf("device %q: %s = %v: must be in (0, 1]", d.Name, e.name, e.v)
 		}
 	}
-	if !(d.LinearHalfTokens >= 0) || math.IsInf(d.LinearHalfTokens, 0) {
-		return fmt.Errorf("device %q: linear_half_tokens = %v: must not be negative", d.Name, d.LinearHalfTokens)
+	for _, x := range []struct {
+		name string
+		v    float64
+	}{{"linear_half_tokens", d.LinearHalfTokens}, {"allreduce_large_mb", d.AllReduceLargeBytes / 1e6}} {
+		if !(x.v >= 0) || math.IsInf(x.v, 0) {
+			return fmt.Errorf("device %q: %s = %v: must not be negative", d.Name, x.name, x.v)
+		}
 	}
 	if d.NVLinkHopLatency < 0 {
 		return fmt.Errorf("device %q: NVLink latency must not be negative", d.Name)

@@ -246,8 +246,7 @@ func FitPresets() (Fit, error) {
 	h100 := devicePresets["h100-sxm"].with(fitStart)
 	out.Classes["h100-80gb"], engines = fitClass(ms, "h100-80gb", h100, profileTargets(profile, h100), engines, engineCs)
 	a100 := devicePresets["a100-80gb"].with(out.Classes["h100-80gb"].Device.fitted())
-	out.Classes["a100-80gb"], _ = fitClass(ms, "a100-80gb", a100, nil, engines, slices.DeleteFunc(slices.Clone(deviceCoefficients),
-		func(c coefficient) bool { return c.name == "cached attention efficiency" })) // no A100 run has a cached context
+	out.Classes["a100-80gb"], _ = fitClass(ms, "a100-80gb", a100, nil, engines, coefficientsBut("cached attention efficiency")) // no A100 run has a cached context
 	for _, s := range engineStart {
 		out.Engines = append(out.Engines, engines[s.engine.Name])
 	}
@@ -296,4 +295,28 @@ func g4(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }
 // ns writes t rounded to the nanosecond as a Go expression.
 func ns(t sim.Time) string {
 	return fmt.Sprintf("%d * sim.Nanosecond", (t+sim.Nanosecond/2)/sim.Nanosecond)
+}
+
+// coefficientsBut are the device's coefficients without the named ones.
+func coefficientsBut(names ...string) []coefficient {
+	return slices.DeleteFunc(slices.Clone(deviceCoefficients), func(c coefficient) bool { return slices.Contains(names, c.name) })
+}
+
+// FitProfile fits a device's single-GPU coefficients (the linear layers',
+// the attention's and the memory's efficiencies) to a measured profile's
+// iterations, from d's values, with the engines held: the device that
+// `simrun calibrate --measured FILE --fit` writes. The all-reduce's
+// coefficients stay d's: a profile measures one GPU.
+func FitProfile(p *Profile, d Device) (Device, error) {
+	ts := profileTargets(p, d)
+	if len(ts) == 0 {
+		return Device{}, fmt.Errorf("%s: no prefill, chunk or decode rows to fit", p.Path)
+	}
+	engines := map[string]Engine{}
+	for _, e := range Engines {
+		engines[e.Name] = e
+	}
+	d, _ = descend(ts, d, engines, coefficientsBut("all-reduce efficiency", "all-reduce large bytes (MB)",
+		"all-reduce large efficiency", "nvlink hop latency (us)"))
+	return d, nil
 }

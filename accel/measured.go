@@ -1,6 +1,7 @@
 package accel
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -235,7 +236,14 @@ const hostLink = "gen5x16"
 // one device (tp 1, bf16, the sampling kernels of the decode step left
 // out: the measured steps end at the logits), copies over the host link
 // through the link model, sampling by the sort-based path's cost model.
-func Compare(p *Profile, d Device) ([]Compared, error) {
+// The iterations run on the engine each was measured with, or on engine
+// when it is not empty.
+func Compare(p *Profile, d Device, engine string) ([]Compared, error) {
+	if engine != "" {
+		if _, err := ParseEngine(engine); err != nil {
+			return nil, fmt.Errorf("engine %w", err)
+		}
+	}
 	link, err := memory.PCIePreset(hostLink)
 	if err != nil {
 		return nil, err
@@ -250,7 +258,7 @@ func Compare(p *Profile, d Device) ([]Compared, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s: %s: %w", p.Path, r.Where, err)
 			}
-			n.Engine, _ = ParseEngine(r.engine)
+			n.Engine, _ = ParseEngine(cmp.Or(engine, r.engine))
 			t = n.Cost(r.iter).Total
 		case "pcie":
 			t = copyTime(link, r.bytes, 1)

@@ -30,7 +30,7 @@ func TestMeasuredProfileGroupsAndShapes(t *testing.T) {
 	assert.Equal(t, map[string]int{"prefill": 5, "chunk": 3, "decode": 11, "eager": 3, "pcie": 6, "export": 5, "sampling": 3}, counts)
 	dev, err := DevicePreset(d)
 	require.NoError(t, err)
-	rows, err := Compare(p, dev)
+	rows, err := Compare(p, dev, "")
 	require.NoError(t, err)
 	groups := GroupErrors(rows)
 	require.Len(t, groups, len(MeasuredGroups))

@@ -30,6 +30,7 @@ func TestDocsListEveryEnumFromItsTable(t *testing.T) {
 		"fpga.layout":         kvstore.Layouts.Names(),
 		"fpga.export_mode":    kvstore.ExportModes.Names(),
 		"functional.decoding": accel.DecodeKinds.Names(),
+		"accelerator.engine":  accel.EngineNames(),
 	}
 	for key, names := range enums {
 		row := docRow(string(page), key)

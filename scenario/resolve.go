@@ -168,6 +168,10 @@ func (r *resolver) resolveAccelerator(sc *Scenario, out *resolved) {
 	}
 	dev, err := accel.DevicePreset(a.Device)
 	r.check("accelerator.device", err)
+	if a.DeviceFile != "" {
+		dev = r.deviceFile("accelerator.device_file", a.DeviceFile)
+	}
+	engine := pick(r, "accelerator.engine", a.Engine, accel.ParseEngine)
 	wdt, err := accel.ParseDType(a.WeightDType)
 	r.check("accelerator.weight_dtype", err)
 	kvdt, err := accel.ParseDType(a.KVDType)
@@ -190,6 +194,7 @@ func (r *resolver) resolveAccelerator(sc *Scenario, out *resolved) {
 	if r.err != nil {
 		return
 	}
+	node.Engine = engine
 	out.node, out.kvBlock = node, int64(a.KVBlockTokens)
 	if a.KVCapacity != "auto" {
 		var err error

@@ -45,6 +45,8 @@ type CustomModel struct {
 // Accelerator is each node's accelerator.
 type Accelerator struct {
 	Device        string   `yaml:"device"`
+	DeviceFile    string   `yaml:"device_file"` // a device in YAML over a preset (simrun calibrate --fit writes one)
+	Engine        string   `yaml:"engine"`      // the serving engine around the GPU's work
 	TP            int      `yaml:"tp"`
 	WeightDType   string   `yaml:"weight_dtype"`
 	KVDType       string   `yaml:"kv_dtype"`

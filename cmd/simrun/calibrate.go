@@ -8,6 +8,7 @@ import (
 
 	"github.com/kvcosim/kvcosim/accel"
 	"github.com/kvcosim/kvcosim/memory"
+	"github.com/kvcosim/kvcosim/reports"
 	"github.com/kvcosim/kvcosim/sim"
 )
 
@@ -20,6 +21,9 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 	measured := fs.String("measured", "", "compare the model with a measured GPU profile (JSON, docs/accel.md)")
 	device := fs.String("device", "", "with --measured: the device preset (default: from the profile's gpu)")
 	tolerance := fs.Float64("tolerance", 10, "with --measured: the largest mean absolute error of a group, in percent")
+	engine := fs.String("engine", "", "with --measured: price every iteration on this engine (default: the one each row was measured with)")
+	fit := fs.Bool("fit", false, "refit the presets' coefficients and print them; with --measured, fit the device to the profile and write it to --out")
+	out := fs.String("out", "", "with --measured --fit: the device file (YAML) to write")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -27,8 +31,13 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "simrun calibrate: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
-	if *measured != "" {
-		return runMeasured(*measured, *device, *tolerance, *asJSON, stdout, stderr)
+	switch {
+	case *measured != "" && *fit:
+		return runFitProfile(*measured, *device, *out, stdout, stderr)
+	case *measured != "":
+		return runMeasured(measuredRun{*measured, *device, *engine, *tolerance, *asJSON}, stdout, stderr)
+	case *fit:
+		return runFitPresets(stdout, stderr)
 	}
 	var checks []sim.Calibration
 	for _, suite := range calibrationSuites {
@@ -71,14 +80,18 @@ func printCalibrations(w io.Writer, checks []sim.Calibration) {
 	fmt.Fprintf(w, "%d passed, %d failed\n", len(checks)-failed, failed)
 }
 
-// runMeasured compares the model with a measured profile: a line per row
-// and per group its MAPE and p90 |error|; exit 1 when a group's MAPE
-// exceeds the tolerance, 2 on input it cannot read.
-func runMeasured(path, device string, tolerancePct float64, asJSON bool, stdout, stderr io.Writer) int {
-	if !(tolerancePct > 0) {
-		fmt.Fprintf(stderr, "simrun calibrate: --tolerance %v: want a positive percentage\n", tolerancePct)
-		return 2
-	}
+// measuredRun is what --measured compares: the profile, the device preset
+// ("" reads it from the profile), the engine ("" each row's own), the
+// tolerance of a group's MAPE and whether to print JSON.
+type measuredRun struct {
+	path, device, engine string
+	tolerancePct         float64
+	asJSON               bool
+}
+
+// readMeasured reads a profile and its device preset (named, or the
+// profile's GPU's).
+func readMeasured(path, device string) (*accel.Profile, string, accel.Device, error) {
 	p, err := accel.ReadProfile(path)
 	if err == nil && device == "" {
 		device, err = accel.ProfileDevice(p.GPU)
@@ -87,14 +100,27 @@ func runMeasured(path, device string, tolerancePct float64, asJSON bool, stdout,
 	if err == nil {
 		d, err = accel.DevicePreset(device)
 	}
+	return p, device, d, err
+}
+
+// runMeasured compares the model with a measured profile: a line per row
+// and per group its MAPE and p90 |error|; exit 1 when a group's MAPE
+// exceeds the tolerance, 2 on input it cannot read.
+func runMeasured(m measuredRun, stdout, stderr io.Writer) int {
+	if !(m.tolerancePct > 0) {
+		fmt.Fprintf(stderr, "simrun calibrate: --tolerance %v: want a positive percentage\n", m.tolerancePct)
+		return 2
+	}
+	p, device, d, err := readMeasured(m.path, m.device)
 	var rows []accel.Compared
 	if err == nil {
-		rows, err = accel.Compare(p, d)
+		rows, err = accel.Compare(p, d, m.engine)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "simrun calibrate: %v\n", err)
 		return 2
 	}
+	path, tolerancePct, asJSON := m.path, m.tolerancePct, m.asJSON
 	groups := accel.GroupErrors(rows)
 	if asJSON {
 		type row struct {
@@ -144,4 +170,60 @@ func printMeasured(w io.Writer, path, device string, rows []accel.Compared, grou
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "%d groups within %g%%, %d not\n", len(groups)-failed, tolerancePct, failed)
+}
+
+// runFitPresets refits the presets' coefficients (accel.FitPresets) and
+// prints them with their held-out errors; accel/fitted.go holds them,
+// written by `go test ./accel -run TestFittedCoefficients -update`.
+func runFitPresets(stdout, stderr io.Writer) int {
+	f, err := accel.FitPresets()
+	if err != nil {
+		fmt.Fprintf(stderr, "simrun calibrate: %v\n", err)
+		return 2
+	}
+	for _, class := range []string{"a100-80gb", "h100-80gb"} {
+		c := f.Classes[class]
+		fmt.Fprintf(stdout, "%s: %d fitting runs, %d held out; held-out prompt |error| median %.1f%% p90 %.1f%%, token median %.1f%% p90 %.1f%%\n",
+			class, c.FitRuns, c.HeldRuns, 100*c.PromptMedian, 100*c.PromptP90, 100*c.TokenMedian, 100*c.TokenP90)
+	}
+	fmt.Fprint(stdout, "\n", f.GoSource())
+	return 0
+}
+
+// runFitProfile fits a device to a measured profile, writes it as a
+// device file for accelerator.device_file, and prints the profile's
+// errors before and after.
+func runFitProfile(path, device, out string, stdout, stderr io.Writer) int {
+	if out == "" {
+		fmt.Fprintln(stderr, "simrun calibrate: --fit with --measured writes a device file: give it with --out FILE.yaml")
+		return 2
+	}
+	p, device, d, err := readMeasured(path, device)
+	var fitted accel.Device
+	if err == nil {
+		fitted, err = accel.FitProfile(p, d)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "simrun calibrate: %v\n", err)
+		return 2
+	}
+	for _, x := range []struct {
+		what string
+		d    accel.Device
+	}{{"the " + device + " preset", d}, {"the fitted device", fitted}} {
+		rows, _ := accel.Compare(p, x.d, "")
+		fmt.Fprintf(stdout, "%s:", x.what)
+		for _, g := range accel.GroupErrors(rows) {
+			fmt.Fprintf(stdout, " %s %.1f%%", g.Group, 100*g.MAPE)
+		}
+		fmt.Fprintln(stdout)
+	}
+	file := accel.DeviceFileOf(device, fitted).YAML("fitted by `simrun calibrate --measured "+path+" --fit` over the "+device+" preset",
+		"use it with accelerator.device_file: "+out)
+	if err := reports.WriteFile(out, func(w io.Writer) error { _, err := w.Write(file); return err }); err != nil {
+		fmt.Fprintf(stderr, "simrun calibrate: %v\n", err)
+		return 2
+	}
+	fmt.Fprintf(stdout, "wrote %s\n", out)
+	return 0
 }

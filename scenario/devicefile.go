@@ -1,0 +1,60 @@
+package scenario
+
+import (
+	"errors"
+	"path/filepath"
+	"reflect"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/kvcosim/kvcosim/accel"
+)
+
+// deviceFile reads accelerator.device_file: a device kept in YAML over a
+// preset (accel.DeviceFile), every key checked as a scenario's are; errors
+// name the scenario's key, then the device file, line and key. A relative
+// path is taken from the scenario file's folder.
+func (r *resolver) deviceFile(key, path string) accel.Device {
+	full := r.besideScenario(key, path)
+	data, err := readBounded(full)
+	if err != nil {
+		r.fail(key, "cannot read the device file: %v", err)
+		return accel.Device{}
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		r.fail(key, "%s: %s", full, strings.TrimPrefix(err.Error(), "yaml: "))
+		return accel.Device{}
+	}
+	if len(doc.Content) == 0 {
+		r.fail(key, "the device file %s is empty", full)
+		return accel.Device{}
+	}
+	var f accel.DeviceFile
+	file := &Loaded{where: map[string]string{}}
+	if err := file.walk(doc.Content[0], reflect.ValueOf(&f).Elem(), "", full); err != nil {
+		r.fail(key, "%v", err)
+		return accel.Device{}
+	}
+	d, err := f.Device()
+	var bad *accel.FieldError
+	switch {
+	case errors.As(err, &bad):
+		r.fail(key, "%s: key %s: %s", file.Where(bad.Key), bad.Key, bad.Msg)
+	case err != nil:
+		r.fail(key, "%s: %v", full, err)
+	}
+	return d
+}
+
+// besideScenario resolves a path given in a scenario file against that
+// file's folder; a path from --set or an absolute one stays as it is.
+func (r *resolver) besideScenario(key, path string) string {
+	where := r.l.Where(key)
+	if filepath.IsAbs(path) || strings.HasPrefix(where, "--set") || strings.HasPrefix(where, "(default)") {
+		return path
+	}
+	file := where[:max(0, strings.LastIndex(where, ":"))]
+	return filepath.Join(filepath.Dir(file), path)
+}
