@@ -258,9 +258,9 @@ func FitPresets() (Fit, error) {
 // the fit on the other half.
 func fitClass(ms []measurement, hardware string, d Device, extra []target, engines map[string]Engine,
 	cs []coefficient) (FitResult, map[string]Engine) {
-	fitRuns, _ := splitwiseHalves(ms, hardware, d)
+	fitRuns, _ := splitwiseHalves(ms, "llama2-70b", hardware, d)
 	d, engines = descend(append(splitwiseTargets(splitwiseModel(), d, fitRuns), extra...), d, maps.Clone(engines), cs)
-	return heldOut(ms, hardware, d, engines["vllm-v0"]), engines
+	return heldOut(ms, "llama2-70b", hardware, d, engines["vllm-v0"]), engines
 }
 
 // GoSource is the fit as the Go source of accel/fitted.go: the device

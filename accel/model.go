@@ -34,6 +34,9 @@ type Model struct {
 	KVLoraRank, RopeDim int
 	// Experts and ExpertsPerToken describe a mixture of experts (0 if dense).
 	Experts, ExpertsPerToken int
+	// PlainMLP marks a two-matrix MLP (up, then down: BLOOM, GPT); the
+	// default is the gated MLP of three (gate, up, down).
+	PlainMLP bool
 }
 
 // DType is the element type of weights and KV cache.
@@ -106,10 +109,14 @@ func (m Model) Validate(tp int) error {
 }
 
 // linearParamsPerLayer is the weights one layer multiplies by (attention
-// projections and a gated MLP), for a dense GQA model.
+// projections and the MLP's matrices), for a dense GQA model.
 func (m Model) linearParamsPerLayer() float64 {
 	h, kv := float64(m.Hidden), float64(m.KVHeads*m.HeadDim)
-	return 2*h*h + 2*h*kv + 3*h*float64(m.Intermediate)
+	mlp := 3.0
+	if m.PlainMLP {
+		mlp = 2
+	}
+	return 2*h*h + 2*h*kv + mlp*h*float64(m.Intermediate)
 }
 
 // attentionFLOPsPerPair is the attention arithmetic of one query token on
@@ -127,6 +134,12 @@ func gqa(name string, layers, hidden, heads, kvHeads, inter, vocab int, params i
 		Intermediate: inter, Vocab: vocab, Params: params, ActiveParams: params, Attention: GQA}
 }
 
+// plainMLP marks m's MLP as two matrices.
+func plainMLP(m Model) Model {
+	m.PlainMLP = true
+	return m
+}
+
 // The presets, from each model's config.json (Hugging Face) and published
 // parameter counts.
 var modelPresets = map[string]Model{
@@ -136,6 +149,7 @@ var modelPresets = map[string]Model{
 	"llama-3-70b": gqa("llama-3-70b", 80, 8192, 64, 8, 28672, 128256, 70_553_706_496),
 	"qwen2.5-7b":  gqa("qwen2.5-7b", 28, 3584, 28, 4, 18944, 152064, 7_615_616_512),
 	"qwen2.5-72b": gqa("qwen2.5-72b", 80, 8192, 64, 8, 29568, 152064, 72_706_203_648),
+	"bloom-176b":  plainMLP(gqa("bloom-176b", 70, 14336, 112, 112, 57344, 250880, 176_247_271_424)),
 	"deepseek-v3": {Name: "deepseek-v3", Layers: 61, Hidden: 7168, Heads: 128, KVHeads: 128, HeadDim: 128,
 		Intermediate: 18432, Vocab: 129280, Params: 671_000_000_000, ActiveParams: 37_000_000_000,
 		Attention: MLA, KVLoraRank: 512, RopeDim: 64, Experts: 256, ExpertsPerToken: 8},

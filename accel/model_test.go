@@ -11,7 +11,7 @@ import (
 
 func TestKVBytesPerToken(t *testing.T) {
 	want := map[string]int64{"llama-2-7b": 524_288, "llama-2-70b": 327_680, "llama-3-8b": 131_072,
-		"llama-3-70b": 327_680, "qwen2.5-7b": 57_344, "qwen2.5-72b": 327_680, "deepseek-v3": 70_272}
+		"llama-3-70b": 327_680, "qwen2.5-7b": 57_344, "qwen2.5-72b": 327_680, "deepseek-v3": 70_272, "bloom-176b": 4_014_080}
 	require.Len(t, want, len(ModelNames()))
 	for name, bytes := range want {
 		m, err := ModelPreset(name)
@@ -24,7 +24,7 @@ func TestKVBytesPerToken(t *testing.T) {
 
 func TestModelRejects(t *testing.T) {
 	_, err := ModelPreset("gpt-5")
-	assert.ErrorContains(t, err, "valid models are deepseek-v3, llama-2-70b")
+	assert.ErrorContains(t, err, "valid models are bloom-176b, deepseek-v3, llama-2-70b")
 	m, _ := ModelPreset("llama-3-8b")
 	assert.ErrorContains(t, m.Validate(3), "tp = 3 must divide its 32 heads")
 	q, _ := ModelPreset("qwen2.5-7b")
@@ -43,4 +43,14 @@ func TestLinearParamsMatchTheCount(t *testing.T) {
 		total := float64(m.Layers)*m.linearParamsPerLayer() + 2*float64(m.Hidden)*float64(m.Vocab)
 		assert.InDelta(t, 1, total/float64(m.Params), 0.01, name)
 	}
+}
+
+// BLOOM's MLP is two matrices of hidden x 4 hidden: its linear layers are
+// 12 hidden^2 per layer, within 2 % of its parameters less the embedding.
+func TestPlainMLPCountsTwoMatrices(t *testing.T) {
+	m, err := ModelPreset("bloom-176b")
+	require.NoError(t, err)
+	h := float64(m.Hidden)
+	assert.Equal(t, 12*h*h, m.linearParamsPerLayer())
+	assert.InEpsilon(t, float64(m.Params)-h*float64(m.Vocab), m.linearParamsPerToken(), 0.02)
 }

@@ -37,7 +37,7 @@ func TestLoadErrorsNameFileLineAndKey(t *testing.T) {
 		{"bad duration", "cpu:\n  host_access: 90 nanos\n", nil, `scenario.yaml:2: key cpu.host_access: duration "90 nanos"`},
 		{"bad size", "storage:\n  capacity: lots\n", nil, `scenario.yaml:2: key storage.capacity: size "lots"`},
 		{"buckets", "fpga:\n  buckets: 1000\n", nil, "scenario.yaml:2: key fpga.buckets: fpga: buckets = 1000: must be a power of two"},
-		{"unknown preset", "model: gpt-9\n", nil, `scenario.yaml:1: key model: unknown model "gpt-9": valid models are deepseek-v3`},
+		{"unknown preset", "model: gpt-9\n", nil, `scenario.yaml:1: key model: unknown model "gpt-9": valid models are bloom-176b, deepseek-v3`},
 		{"does not fit", "accelerator:\n  tp: 1\n", nil, "scenario.yaml:2: key accelerator.tp: model \"llama-3-70b\" does not fit 1 x h100-sxm"},
 		{"not a mapping", "system: 3\n", nil, "scenario.yaml:1: key system: expected a mapping of keys"},
 		{"bad yaml", "system: [\n", nil, "scenario.yaml: "},
