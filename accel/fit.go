@@ -39,9 +39,8 @@ func profileTargets(p *Profile, d Device) []target {
 		if r.engine == "" {
 			continue
 		}
-		m, _ := ModelPreset(r.model)
 		e, _ := ParseEngine(r.engine)
-		out = append(out, target{r.Group, &Node{Model: m, Device: d, TP: 1, WeightDType: BF16, KVDType: BF16, Engine: e}, r.iter, r.Measured})
+		out = append(out, target{r.Group, &Node{Model: r.model, Device: d, TP: 1, WeightDType: BF16, KVDType: BF16, Engine: e}, r.iter, r.Measured})
 	}
 	return out
 }

@@ -29,8 +29,8 @@ type MeasuredRow struct {
 	Group, Label string
 	// Where names the row in its file ("decode.llama-3-8b[4].step_s").
 	Where    string
-	Measured float64 // seconds, as measured
-	model    string
+	Measured float64   // seconds, as measured
+	model    Model     // the shape measured (a slice of layers, if the profile says so)
 	engine   string    // the engine the iteration ran on (iterations only)
 	iter     Iteration // prefill, chunk, decode
 	bytes    int64     // pcie, export: the bytes copied
@@ -52,10 +52,30 @@ type profileFile struct {
 	Chunk    map[string][]map[string]float64 `json:"chunk"`
 	Decode   map[string][]map[string]float64 `json:"decode"`
 	Sampling []map[string]float64            `json:"sampling"`
+	// DryRun marks a file of dummy times (tools/gpuprofile --dry-run).
+	DryRun bool `json:"dry_run"`
+	// Layers gives, per model, the layers measured when fewer than the
+	// model's (a slice of a model too big for the GPU).
+	Layers map[string]int `json:"layers"`
+	// Shapes are models that are no preset, by the names the rows use.
+	Shapes map[string]ProfileShape `json:"shapes"`
+}
+
+// ProfileShape is a model's shape as a profile gives it (from its
+// config.json): a dense decoder with a gated MLP.
+type ProfileShape struct {
+	Layers       int `json:"layers"`
+	Hidden       int `json:"hidden"`
+	Heads        int `json:"heads"`
+	KVHeads      int `json:"kv_heads"`
+	HeadDim      int `json:"head_dim"`
+	Intermediate int `json:"intermediate"`
+	Vocab        int `json:"vocab"`
 }
 
 // profileKeys are the top-level keys a profile may have.
-var profileKeys = []string{"gpu", "torch", "sms", "how", "pcie", "hbm_d2d_copy_1GiB_s", "prefill", "chunk", "decode", "sampling"}
+var profileKeys = []string{"gpu", "torch", "sms", "how", "pcie", "hbm_d2d_copy_1GiB_s", "prefill", "chunk", "decode", "sampling",
+	"dry_run", "layers", "shapes"}
 
 // layerCopies is the copies per layer of a session's KV export: K and V.
 const layerCopies = 2
@@ -85,6 +105,9 @@ func parseProfile(path string, data []byte) (*Profile, error) {
 	var f profileFile
 	if err := json.Unmarshal(data, &f); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if f.DryRun {
+		return nil, fmt.Errorf(`%s: key "dry_run": a dry run's times are dummies, not a measurement: measure on the GPU`, path)
 	}
 	p := &Profile{Path: path, GPU: f.GPU}
 	add := func(r MeasuredRow, field string, row map[string]float64) error {
@@ -140,56 +163,101 @@ func (p *Profile) readModels(f profileFile, add func(MeasuredRow, string, map[st
 	groups := []struct {
 		name string
 		rows map[string][]map[string]float64
-		each func(model, where string, row map[string]float64) error
+		each func(m Model, where string, row map[string]float64) error
 	}{
-		{"prefill", f.Prefill, func(model, where string, row map[string]float64) error {
+		{"prefill", f.Prefill, func(m Model, where string, row map[string]float64) error {
 			tokens := int64(row["tokens"])
 			if tokens < 1024 {
 				return nil // an eager engine's launches, not the GPU's work
 			}
-			r := MeasuredRow{Group: "prefill", Label: fmt.Sprintf("%s prefill %d", model, tokens), Where: where, model: model,
+			r := MeasuredRow{Group: "prefill", Label: fmt.Sprintf("%s prefill %d", m.Name, tokens), Where: where, model: m,
 				engine: "eager", iter: Iteration{Prefills: []Chunk{{New: tokens, Last: true}}}}
 			if err := add(r, "prefill_s", row); err != nil {
 				return err
 			}
-			x := MeasuredRow{Group: "export", Label: fmt.Sprintf("%s export %s", model, sizeText(int64(row["kv_bytes"]))), Where: where,
-				model: model, bytes: int64(row["kv_bytes"])}
+			x := MeasuredRow{Group: "export", Label: fmt.Sprintf("%s export %s", m.Name, sizeText(int64(row["kv_bytes"]))), Where: where,
+				model: m, bytes: int64(row["kv_bytes"])}
 			return add(x, "export_d2h_s", row)
 		}},
-		{"chunk", f.Chunk, func(model, where string, row map[string]float64) error {
+		{"chunk", f.Chunk, func(m Model, where string, row map[string]float64) error {
 			c := Chunk{New: int64(row["new"]), Cached: int64(row["cached"]), Last: true}
 			if c.New == 1 { // one eager decode step
-				return add(MeasuredRow{Group: "eager", Label: fmt.Sprintf("%s eager decode on %d cached", model, c.Cached), Where: where,
-					model: model, engine: "eager", iter: Iteration{Decodes: []int64{c.Cached}}}, "hf_eager_decode_s", row)
+				return add(MeasuredRow{Group: "eager", Label: fmt.Sprintf("%s eager decode on %d cached", m.Name, c.Cached), Where: where,
+					model: m, engine: "eager", iter: Iteration{Decodes: []int64{c.Cached}}}, "hf_eager_decode_s", row)
 			}
 			if c.New < 2048 {
 				return nil // an eager engine's launches, not the GPU's work
 			}
-			return add(MeasuredRow{Group: "chunk", Label: fmt.Sprintf("%s %d on %d cached", model, c.New, c.Cached), Where: where,
-				model: model, engine: "eager", iter: Iteration{Prefills: []Chunk{c}}}, "prefill_s", row)
+			return add(MeasuredRow{Group: "chunk", Label: fmt.Sprintf("%s %d on %d cached", m.Name, c.New, c.Cached), Where: where,
+				model: m, engine: "eager", iter: Iteration{Prefills: []Chunk{c}}}, "prefill_s", row)
 		}},
-		{"decode", f.Decode, func(model, where string, row map[string]float64) error {
+		{"decode", f.Decode, func(m Model, where string, row map[string]float64) error {
 			var it Iteration
 			for range int(row["batch"]) {
 				it.Decodes = append(it.Decodes, int64(row["context"]))
 			}
-			return add(MeasuredRow{Group: "decode", Label: fmt.Sprintf("%s batch %d context %d", model, len(it.Decodes), int64(row["context"])),
-				Where: where, model: model, engine: "cuda-graphs", iter: it}, "step_s", row)
+			return add(MeasuredRow{Group: "decode", Label: fmt.Sprintf("%s batch %d context %d", m.Name, len(it.Decodes), int64(row["context"])),
+				Where: where, model: m, engine: "cuda-graphs", iter: it}, "step_s", row)
 		}},
 	}
 	for _, g := range groups {
 		for _, model := range sortedKeys(g.rows) {
-			if _, err := ModelPreset(model); err != nil {
+			m, err := f.model(model)
+			if err != nil {
 				return fmt.Errorf("%s: %s.%s: %w", p.Path, g.name, model, err)
 			}
 			for i, row := range g.rows[model] {
-				if err := g.each(model, fmt.Sprintf("%s.%s[%d]", g.name, model, i), row); err != nil {
+				if err := g.each(m, fmt.Sprintf("%s.%s[%d]", g.name, model, i), row); err != nil {
 					return err
 				}
 			}
 		}
 	}
 	return nil
+}
+
+// model is the shape of a profile's model: one of its shapes, else a
+// preset, cut to the layers the profile says were measured.
+func (f profileFile) model(name string) (Model, error) {
+	m, err := ModelPreset(name)
+	if s, ok := f.Shapes[name]; ok {
+		m, err = s.model(name)
+		if err != nil {
+			return Model{}, fmt.Errorf("shapes.%s: %w", name, err)
+		}
+	}
+	if err != nil {
+		return Model{}, fmt.Errorf("%w (a model of your own goes in the profile's \"shapes\")", err)
+	}
+	n, sliced := f.Layers[name]
+	if !sliced {
+		return m, nil
+	}
+	if n < 1 || n > m.Layers || m.Experts > 0 {
+		return Model{}, fmt.Errorf("layers.%s = %d: a slice of 1 to %d layers of a dense model", name, n, m.Layers)
+	}
+	cut := m
+	cut.Name, cut.Layers = fmt.Sprintf("%s (%d of %d layers)", name, n, m.Layers), n
+	cut.Params -= int64(float64(m.Layers-n) * m.linearParamsPerLayer())
+	cut.ActiveParams = cut.Params
+	return cut, nil
+}
+
+// model is the shape as a model: its parameters are its layers' linear
+// weights and an embedding and LM head of hidden x vocab each.
+func (s ProfileShape) model(name string) (Model, error) {
+	headDim := s.HeadDim
+	if headDim == 0 && s.Heads > 0 {
+		headDim = s.Hidden / s.Heads
+	}
+	m := Model{Name: name, Layers: s.Layers, Hidden: s.Hidden, Heads: s.Heads, KVHeads: s.KVHeads, HeadDim: headDim,
+		Intermediate: s.Intermediate, Vocab: s.Vocab, Attention: GQA}
+	if s.Layers < 1 || s.Hidden < 1 || s.Heads < 1 || s.KVHeads < 1 || s.Intermediate < 1 || s.Vocab < 1 {
+		return Model{}, fmt.Errorf("layers, hidden, heads, kv_heads, intermediate and vocab must be positive")
+	}
+	m.Params = int64(float64(s.Layers)*m.linearParamsPerLayer()) + 2*int64(s.Hidden)*int64(s.Vocab)
+	m.ActiveParams = m.Params
+	return m, m.Validate(1)
 }
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -253,8 +321,7 @@ func Compare(p *Profile, d Device, engine string) ([]Compared, error) {
 		var t sim.Time
 		switch r.Group {
 		case "prefill", "chunk", "decode", "eager":
-			m, _ := ModelPreset(r.model)
-			n, err := NewNode(m, d, 1, BF16, BF16, 0, nil)
+			n, err := NewNode(r.model, d, 1, BF16, BF16, 0, nil)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %s: %w", p.Path, r.Where, err)
 			}
@@ -263,8 +330,7 @@ func Compare(p *Profile, d Device, engine string) ([]Compared, error) {
 		case "pcie":
 			t = copyTime(link, r.bytes, 1)
 		case "export":
-			m, _ := ModelPreset(r.model)
-			t = copyTime(link, r.bytes, layerCopies*m.Layers)
+			t = copyTime(link, r.bytes, layerCopies*r.model.Layers)
 		case "sampling":
 			t = d.KernelTime(kernels.SortBasedWork(r.batch, r.vocab))
 		}

@@ -49,6 +49,13 @@ func TestMeasuredProfileBadInput(t *testing.T) {
 			"decode.llama-3-8b[0].step_s = 0: a time must be positive"},
 		{"negative time", `{"gpu": "H100", "pcie": [{"bytes": 16777216, "h2d_pinned_s": -1}]}`, "pcie[0].h2d_pinned_s = -1: a time must be positive"},
 		{"unknown model", `{"gpu": "H100", "decode": {"gpt-9": [{"batch": 1, "context": 512, "step_s": 0.01}]}}`, `decode.gpt-9: unknown model "gpt-9"`},
+		{"dry run", `{"gpu": "dry run", "dry_run": true, "pcie": [{"bytes": 16777216, "h2d_pinned_s": 0.001}]}`, `key "dry_run": a dry run's times are dummies`},
+		{"heads not dividing", `{"gpu": "H100", "shapes": {"mine": {"layers": 2, "hidden": 4096, "heads": 32, "kv_heads": 5, "intermediate": 8192, "vocab": 1000}},
+			"decode": {"mine": [{"batch": 1, "context": 512, "step_s": 0.01}]}}`, `decode.mine: shapes.mine: model "mine": 32 heads must be a multiple of 5 KV heads`},
+		{"empty shape", `{"gpu": "H100", "shapes": {"mine": {}}, "decode": {"mine": [{"batch": 1, "context": 512, "step_s": 0.01}]}}`,
+			"shapes.mine: layers, hidden, heads, kv_heads, intermediate and vocab must be positive"},
+		{"slice too deep", `{"gpu": "H100", "layers": {"llama-3-8b": 40}, "decode": {"llama-3-8b": [{"batch": 1, "context": 512, "step_s": 0.01}]}}`,
+			"decode.llama-3-8b: layers.llama-3-8b = 40: a slice of 1 to 32 layers of a dense model"},
 	}
 	for _, c := range cases {
 		path := filepath.Join(t.TempDir(), "profile.json")
@@ -60,4 +67,35 @@ func TestMeasuredProfileBadInput(t *testing.T) {
 	}
 	_, err := ProfileDevice("Tesla T4")
 	assert.ErrorContains(t, err, `gpu "Tesla T4": no device preset for it: name one with --device`)
+}
+
+// A slice of a model too big for one GPU is priced as the layers
+// measured; a model of the profile's own shape as that shape.
+func TestMeasuredProfileSlicesAndShapes(t *testing.T) {
+	body := `{"gpu": "NVIDIA H100 80GB HBM3", "layers": {"llama-3-70b": 8},
+		"shapes": {"mine": {"layers": 4, "hidden": 2048, "heads": 16, "kv_heads": 4, "intermediate": 8192, "vocab": 32000}},
+		"decode": {"llama-3-70b": [{"batch": 1, "context": 512, "step_s": 0.002}], "mine": [{"batch": 1, "context": 512, "step_s": 0.0005}]},
+		"prefill": {"llama-3-70b": [{"tokens": 2048, "prefill_s": 0.05, "kv_bytes": 67108864, "export_d2h_s": 0.003}]}}`
+	path := filepath.Join(t.TempDir(), "slice.json")
+	require.NoError(t, os.WriteFile(path, []byte(body), 0o644))
+	p, err := ReadProfile(path)
+	require.NoError(t, err)
+	d, err := DevicePreset("h100-sxm")
+	require.NoError(t, err)
+	rows, err := Compare(p, d, "")
+	require.NoError(t, err, "8 of Llama-3-70B's 80 layers fit one H100")
+	labels := map[string]Compared{}
+	for _, r := range rows {
+		labels[r.Label] = r
+	}
+	require.Contains(t, labels, "llama-3-70b (8 of 80 layers) batch 1 context 512")
+	require.Contains(t, labels, "mine batch 1 context 512")
+	whole, _ := ModelPreset("llama-3-70b")
+	n, err := NewNode(whole, d, 8, BF16, BF16, 0, nil)
+	require.NoError(t, err)
+	full := n.Cost(Iteration{Decodes: []int64{512}})
+	slice := labels["llama-3-70b (8 of 80 layers) batch 1 context 512"].ModelS
+	assert.Less(t, slice, full.Total.Seconds(), "a tenth of the layers on one GPU: less than the whole model on eight")
+	export := labels["llama-3-70b (8 of 80 layers) export 64 MiB"]
+	assert.Positive(t, export.ModelS, "the slice's export is its 16 per-layer copies")
 }

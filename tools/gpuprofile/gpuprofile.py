@@ -19,11 +19,12 @@ import time
 from dataclasses import dataclass, field, replace
 
 GROUPS = ("prefill", "chunk", "decode", "pcie", "export", "sampling")
-# The top-level keys kvcosim's reader (accel/measured.go) accepts today; "dry_run" and
-# "layers" are this tool's own, written only for a dry run and for a layer slice.
+# The top-level keys kvcosim's reader (accel/measured.go) accepts; "dry_run" (which it
+# refuses: dummy times), "layers" (a slice) and "shapes" (models that are no preset) are
+# written only when they apply.
 READER_KEYS = {"gpu", "torch", "sms", "how", "pcie", "hbm_d2d_copy_1GiB_s",
                "prefill", "chunk", "decode", "sampling"}
-EXTRA_KEYS = {"dry_run", "layers"}
+EXTRA_KEYS = {"dry_run", "layers", "shapes"}
 MiB, GiB = 1 << 20, 1 << 30
 
 
@@ -40,6 +41,7 @@ class Shape:
     head_dim: int = 0            # 0: hidden // heads
     full_layers: int = 0         # the whole model's layers when only a slice is measured
     hf: dict = field(default_factory=dict, repr=False)  # a config.json's own fields
+    own: bool = False            # no kvcosim preset has this shape
 
     def __post_init__(self):
         self.head_dim = self.head_dim or self.hidden // self.heads
@@ -175,8 +177,7 @@ def shape_from_config(path):
         if same_shape(shape, preset):
             return name, shape
     name = os.path.basename(os.path.dirname(os.path.abspath(path))) or "custom"
-    print(f"warning: {path} is no kvcosim preset's shape; the profile names it {name!r}, "
-          "which `simrun calibrate` rejects until accel/model.go has it", file=sys.stderr)
+    shape.own = True  # no preset's shape: the profile carries it under "shapes"
     return name, shape
 
 
@@ -248,7 +249,13 @@ def new_document(gpu, torch_version=None, sms=None, dry_run=False):
 
 
 def finish(doc, models, how):
-    """Adds the description and, for a layer slice, each sliced model's measured layers."""
+    """Adds the description, the shapes of models that are no preset and, for a layer
+    slice, each sliced model's measured layers."""
+    shapes = {n: {"layers": s.full_layers, "hidden": s.hidden, "heads": s.heads, "kv_heads": s.kv_heads,
+                  "head_dim": s.head_dim, "intermediate": s.intermediate, "vocab": s.vocab}
+              for n, s in models.items() if s.own}
+    if shapes:
+        doc["shapes"] = shapes
     sliced = {n: s.layers for n, s in models.items() if s.layers < s.full_layers}
     notes = [f"{n}: the first {s.layers} of {s.full_layers} layers (plus embedding and LM head)"
              for n, s in models.items() if s.layers < s.full_layers]
