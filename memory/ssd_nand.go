@@ -20,7 +20,7 @@ func (s *SSD) readPage(p, bytes int64, now sim.Time) sim.Time {
 	return s.channels.carry(ch, sensed, s.cfg.ChannelBandwidth.TransferTime(bytes))
 }
 
-// stripePages programs n pages from the write pointer and returns when
+// stripePages programs n pages from the write pointer, from now, and returns when
 // the last is done: page by page, a channel carries each page in turn
 // (free = max(now, free) + xfer) and its plane programs it after it
 // arrives (free = max(arrival, free) + prog). Every page of a trace's KV
@@ -28,8 +28,7 @@ func (s *SSD) readPage(p, bytes int64, now sim.Time) sim.Time {
 // the (i/Channels+1)-th the call puts on its channel, so it arrives that
 // many page times after the channel's start, and only the planes carry
 // state from page to page.
-func (s *SSD) stripePages(n int64) sim.Time {
-	now := s.eng.Now()
+func (s *SSD) stripePages(now sim.Time, n int64) sim.Time {
 	first := s.writePos
 	var last sim.Time
 	if now >= s.channels.idleAt {

@@ -80,7 +80,7 @@ func TestNANDMatchesPageByPage(t *testing.T) {
 					if op > 4 {
 						n = 1 + r.Int64N(int64(3*cfg.Planes()))
 					}
-					require.Equal(t, want.write(now, n), got.stripePages(n), "%s trial %d step %d: %d pages", preset, trial, step, n)
+					require.Equal(t, want.write(now, n), got.stripePages(now, n), "%s trial %d step %d: %d pages", preset, trial, step, n)
 				}
 				require.Equal(t, want.plane, got.planeFree)
 				require.Equal(t, want.channel, settled(got))
