@@ -164,6 +164,9 @@ func (s *SSD) workOut(k int, stop sim.Time) bool {
 						break
 					}
 					if c.next == len(w.before)+len(w.rels) {
+						if stop == notYet {
+							return false // space no release will free
+						}
 						t = notYet
 						break
 					}
