@@ -321,12 +321,14 @@ type SSDStats struct {
 	HostToCard, CardToHost sim.LinkStats
 }
 
-// Traffic returns the bytes read and written.
+// Traffic returns the bytes read and written (a closed-form run's writes
+// when the run ends or a read splits it).
 func (s *SSD) Traffic() Traffic {
 	return Traffic{BytesRead: s.bytesRead.Value(), BytesWritten: s.bytesWritten.Value(), ReadBusy: s.host.CardToHost.Stats().Busy}
 }
 
-// Stats returns the totals so far.
+// Stats returns the totals so far; the writes of a closed-form run
+// (ssd_fast.go) count when the run ends or a read splits it.
 func (s *SSD) Stats() SSDStats {
 	return SSDStats{Reads: s.reads.Value(), Writes: s.writes.Value(), BytesRead: s.bytesRead.Value(),
 		BytesWritten: s.bytesWritten.Value(), ReadLatency: s.readLatency.Summary(), WriteLatency: s.writeLatency.Summary(),
