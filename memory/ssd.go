@@ -30,12 +30,11 @@ type SSD struct {
 	ctrl     controller
 	ctrlDone *sim.Lane
 
-	// planeFree is indexed by stripe position (see planeOf); pageProgram
-	// is a page's program time, write amplification included
-	planeFree   []sim.Time
-	pageProgram sim.Time
-	channels    nandChannels
-	cmds        sim.Slots[ssdCmd]
+	// planes are indexed by stripe position (see planeOf) and hold the
+	// striped write pointer
+	planes   nandPlanes
+	channels nandChannels
+	cmds     sim.Slots[ssdCmd]
 	// writesDone and releases hold write completions and buffer releases,
 	// which come in time order (see program)
 	writesDone, releases *sim.Lane
@@ -51,7 +50,6 @@ type SSD struct {
 	bufferUsed   int64
 	bufferWait   sim.FIFO[int] // writes waiting for buffer space
 	pendingBytes int64         // buffered bytes not yet making a whole page
-	writePos     int           // the striped write pointer, a stripe position
 
 	reads, writes             sim.Counter
 	bytesRead, bytesWritten   sim.Counter
@@ -93,12 +91,11 @@ func NewSSD(eng *sim.Engine, cfg SSDConfig) (*SSD, error) {
 		return nil, err
 	}
 	return &SSD{eng: eng, cfg: cfg, host: host,
-		ctrl:        controller{free: make([]sim.Time, cfg.ControllerCores), service: cfg.CommandTime},
-		ctrlDone:    sim.NewLane(eng, cfg.Name+".controller"),
-		planeFree:   make([]sim.Time, cfg.Planes()),
-		pageProgram: sim.TimeOf(float64(cfg.ProgramTime) * cfg.WriteAmplification),
-		channels:    newNANDChannels(cfg),
-		writesDone:  sim.NewLane(eng, cfg.Name+".writes"), releases: sim.NewLane(eng, cfg.Name+".buffer"),
+		ctrl:       controller{free: make([]sim.Time, cfg.ControllerCores), service: cfg.CommandTime},
+		ctrlDone:   sim.NewLane(eng, cfg.Name+".controller"),
+		planes:     newNANDPlanes(cfg),
+		channels:   newNANDChannels(cfg),
+		writesDone: sim.NewLane(eng, cfg.Name+".writes"), releases: sim.NewLane(eng, cfg.Name+".buffer"),
 		readLatency: sim.NewDistribution(), writeLatency: sim.NewDistribution()}, nil
 }
 
@@ -219,13 +216,7 @@ func (s *SSD) Handle(ev sim.Event) {
 // touches; the data is ready when the last page has crossed its channel.
 func (s *SSD) readFlash(slot int) {
 	r := s.cmds.At(slot).req
-	now := s.eng.Now()
-	ready := now
-	page := s.cfg.PageBytes
-	for p := r.Addr / page; p <= (r.Addr+r.Bytes-1)/page; p++ {
-		piece := min(r.Addr+r.Bytes, (p+1)*page) - max(r.Addr, p*page)
-		ready = max(ready, s.readPage(p, piece, now))
-	}
+	ready := s.readPages(r.Addr, r.Bytes, s.eng.Now())
 	s.eng.Schedule(ready+s.cfg.ReadOverhead, sim.Event{Handler: s, Op: opSSDDataReady, Arg: int64(slot)})
 }
 

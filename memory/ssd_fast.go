@@ -69,30 +69,34 @@ type soloCmd struct {
 
 // ssdSnapshot is the drive state a run changes as it is worked out.
 type ssdSnapshot struct {
-	planeFree, chanFree, ctrlFree []sim.Time
-	idleAt, lastRelease           sim.Time
-	owed                          owedWrite
-	ctrlNext, writePos            int
-	pendingBytes                  int64
+	planes              nandPlanes
+	chanFree, ctrlFree  []sim.Time
+	idleAt, lastRelease sim.Time
+	owed                owedWrite
+	ctrlNext            int
+	pendingBytes        int64
 }
 
 // notYet is the time of a stage a command has not reached.
 const notYet = sim.MaxTime
 
 func (s *SSD) save(p *ssdSnapshot) {
-	p.planeFree = append(p.planeFree[:0], s.planeFree...)
+	p.planes.base, p.planes.desc = append(p.planes.base[:0], s.planes.base...), append(p.planes.desc[:0], s.planes.desc...)
+	p.planes.lap, p.planes.pos = s.planes.lap, s.planes.pos
 	p.chanFree = append(p.chanFree[:0], s.channels.free...)
 	p.ctrlFree = append(p.ctrlFree[:0], s.ctrl.free...)
 	p.idleAt, p.lastRelease, p.owed = s.channels.idleAt, s.lastRelease, s.channels.owed
-	p.ctrlNext, p.writePos, p.pendingBytes = s.ctrl.next, s.writePos, s.pendingBytes
+	p.ctrlNext, p.pendingBytes = s.ctrl.next, s.pendingBytes
 }
 
 func (s *SSD) restore(p *ssdSnapshot) {
-	copy(s.planeFree, p.planeFree)
+	copy(s.planes.base, p.planes.base)
+	copy(s.planes.desc, p.planes.desc)
+	s.planes.lap, s.planes.pos = p.planes.lap, p.planes.pos
 	copy(s.channels.free, p.chanFree)
 	copy(s.ctrl.free, p.ctrlFree)
 	s.channels.idleAt, s.lastRelease, s.channels.owed = p.idleAt, p.lastRelease, p.owed
-	s.ctrl.next, s.writePos, s.pendingBytes = p.ctrlNext, p.writePos, p.pendingBytes
+	s.ctrl.next, s.pendingBytes = p.ctrlNext, p.pendingBytes
 }
 
 // fastWrite takes write r into the closed-form path, starting a run if the

@@ -87,10 +87,11 @@ func TestSSDFastPathMatchesEventByEvent(t *testing.T) {
 			}
 			assert.Equal(t, wantEnd, gotEnd, "the last event")
 			assert.Equal(t, want.Stats(), got.Stats())
-			assert.Equal(t, want.planeFree, got.planeFree)
+			assert.Equal(t, want.planes.free(), got.planes.free())
+			assert.Equal(t, orderBits(got.planes.free()), got.planes.desc)
 			assert.Equal(t, settled(want), settled(got))
-			assert.Equal(t, []any{want.writePos, want.pendingBytes, want.bufferUsed, want.lastRelease, want.ctrl},
-				[]any{got.writePos, got.pendingBytes, got.bufferUsed, got.lastRelease, got.ctrl})
+			assert.Equal(t, []any{want.planes.pos, want.planes.lap, want.pendingBytes, want.bufferUsed, want.lastRelease, want.ctrl},
+				[]any{got.planes.pos, got.planes.lap, got.pendingBytes, got.bufferUsed, got.lastRelease, got.ctrl})
 			if c.cfg.SmallIOLatency == 0 {
 				assert.Positive(t, got.run.nextID, "writes took the closed-form path")
 			}
