@@ -20,6 +20,14 @@ func (s *SSD) readPages(addr, bytes int64, now sim.Time) sim.Time {
 	if q < p.pos {
 		off += p.prog
 	}
+	// the order bits of the pairs the read changes, as it goes, when it
+	// touches each plane once and not the one before its first
+	inline := last-first+1 < int64(len(p.base))
+	prevQ := q0 - 1
+	if prevQ < 0 {
+		prevQ += len(p.base)
+	}
+	prev := p.at(prevQ)
 	ready := now
 	for pg := first; pg <= last; pg++ {
 		d := full
@@ -28,6 +36,10 @@ func (s *SSD) readPages(addr, bytes int64, now sim.Time) sim.Time {
 		}
 		sensed := max(now, p.base[q]+off) + tR
 		p.base[q] = sensed - off
+		if inline {
+			p.mark(prevQ, prev > sensed)
+			prev, prevQ = sensed, q
+		}
 		c.free[ch] = max(sensed, c.free[ch]) + d
 		c.idleAt = max(c.idleAt, c.free[ch])
 		ready = max(ready, c.free[ch])
@@ -41,7 +53,11 @@ func (s *SSD) readPages(addr, bytes int64, now sim.Time) sim.Time {
 			ch = 0
 		}
 	}
-	p.order(q0-1, int(last-first)+2)
+	if !inline {
+		p.order(q0-1, int(last-first)+2)
+	} else {
+		p.mark(prevQ, prev > p.at(q))
+	}
 	return ready
 }
 

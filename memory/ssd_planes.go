@@ -41,16 +41,6 @@ func (p *nandPlanes) at(q int) sim.Time {
 	return p.base[q] + p.prog*sim.Time(w)
 }
 
-// set makes plane q free at t; the order bits of its pairs are left to
-// order.
-func (p *nandPlanes) set(q int, t sim.Time) {
-	w := p.lap
-	if q < p.pos {
-		w++
-	}
-	p.base[q] = t - p.prog*sim.Time(w)
-}
-
 // order recomputes the order bits of the n pairs from position q on
 // (q, q+1), (q+1, q+2), ..., mod the planes.
 func (p *nandPlanes) order(q, n int) {
@@ -65,12 +55,17 @@ func (p *nandPlanes) order(q, n int) {
 			r = 0
 		}
 		next = p.at(r)
-		if cur > next {
-			p.desc[q>>6] |= 1 << (q & 63)
-		} else {
-			p.desc[q>>6] &^= 1 << (q & 63)
-		}
+		p.mark(q, cur > next)
 		q = r
+	}
+}
+
+// mark sets or clears the order bit of the pair (q, q+1).
+func (p *nandPlanes) mark(q int, later bool) {
+	if later {
+		p.desc[q>>6] |= 1 << (q & 63)
+	} else {
+		p.desc[q>>6] &^= 1 << (q & 63)
 	}
 }
 
@@ -122,13 +117,4 @@ func (p *nandPlanes) advance(n int) {
 	p.pos += n
 	p.lap += int64(p.pos / len(p.base))
 	p.pos %= len(p.base)
-}
-
-// free returns every plane's free time, by stripe position.
-func (p *nandPlanes) free() []sim.Time {
-	out := make([]sim.Time, len(p.base))
-	for q := range out {
-		out[q] = p.at(q)
-	}
-	return out
 }

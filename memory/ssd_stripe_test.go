@@ -61,6 +61,15 @@ func orderBits(free []sim.Time) []uint64 {
 	return out
 }
 
+// free returns every plane's free time, by stripe position.
+func (p *nandPlanes) free() []sim.Time {
+	out := make([]sim.Time, len(p.base))
+	for q := range out {
+		out[q] = p.at(q)
+	}
+	return out
+}
+
 // settled returns the channels' free times with any owed write written
 // out, leaving s as it was.
 func settled(s *SSD) []sim.Time {
