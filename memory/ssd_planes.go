@@ -42,11 +42,13 @@ func (p *nandPlanes) at(q int) sim.Time {
 }
 
 // order recomputes the order bits of the n pairs from position q on
-// (q, q+1), (q+1, q+2), ..., mod the planes.
+// (q, q+1), (q+1, q+2), ..., mod the planes; q is at least -1.
 func (p *nandPlanes) order(q, n int) {
 	planes := len(p.base)
 	n = min(n, planes)
-	q = (q%planes + planes) % planes
+	if q < 0 {
+		q += planes
+	}
 	next := p.at(q)
 	for range n {
 		cur := next
@@ -114,7 +116,8 @@ func (p *nandPlanes) busyWrite(n int, arrive sim.Time) (sim.Time, bool) {
 
 // advance moves the pointer n positions.
 func (p *nandPlanes) advance(n int) {
-	p.pos += n
-	p.lap += int64(p.pos / len(p.base))
-	p.pos %= len(p.base)
+	if p.pos += n; p.pos >= len(p.base) {
+		p.lap += int64(p.pos / len(p.base))
+		p.pos %= len(p.base)
+	}
 }
