@@ -40,9 +40,9 @@ func (s *SSD) readPages(addr, bytes int64, now sim.Time) sim.Time {
 			p.mark(prevQ, prev > sensed)
 			prev, prevQ = sensed, q
 		}
-		c.free[ch] = max(sensed, c.free[ch]) + d
-		c.idleAt = max(c.idleAt, c.free[ch])
-		ready = max(ready, c.free[ch])
+		across := max(sensed, c.free[ch]) + d
+		c.free[ch] = across
+		ready = max(ready, across)
 		if q++; q == len(p.base) {
 			q, off = 0, off+p.prog
 		}
@@ -53,6 +53,7 @@ func (s *SSD) readPages(addr, bytes int64, now sim.Time) sim.Time {
 			ch = 0
 		}
 	}
+	c.idleAt = max(c.idleAt, ready) // every page ends after now
 	if !inline {
 		p.order(q0-1, int(last-first)+2)
 	} else {
