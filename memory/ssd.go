@@ -294,7 +294,7 @@ func (s *SSD) complete(slot int) {
 		s.bytesRead.Add(bytes)
 		s.readLatency.AddTime(latency)
 	}
-	if tr := s.eng.Trace(); tr.Enabled() {
+	if tr := s.eng.Trace(); tr.AllSpans() {
 		op := map[bool]string{false: "read", true: "write"}[done.req.Write]
 		tr.Emit(sim.Span{Component: s.cfg.Name, Operation: op, ID: done.req.Done.Arg, Start: done.start, End: s.eng.Now(), Bytes: bytes})
 	}

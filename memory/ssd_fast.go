@@ -103,7 +103,7 @@ func (s *SSD) restore(p *ssdSnapshot) {
 // drive is idle, and reports whether it did.
 func (s *SSD) fastWrite(r Request) bool {
 	w := &s.run
-	if !r.Write || s.cfg.EventByEvent || s.cfg.SmallIOLatency > 0 || s.eng.Trace().Enabled() {
+	if !r.Write || s.cfg.EventByEvent || s.cfg.SmallIOLatency > 0 || s.eng.Trace().AllSpans() {
 		return false
 	}
 	if !w.active {

@@ -99,3 +99,33 @@ func TestSSDFastPathMatchesEventByEvent(t *testing.T) {
 		})
 	}
 }
+
+// stageRecorder takes only stages (sim.StageSink).
+type stageRecorder struct{ sim.SpanRecorder }
+
+func (*stageRecorder) StagesOnly() {}
+
+// TestSSDFastPathBesideStageSinks: a sink that takes only stages leaves the
+// closed-form path on and gets no device span (the drive's and its link's
+// spans are not stages); one that takes every span turns the path off and
+// gets the commands' and transfers' spans.
+func TestSSDFastPathBesideStageSinks(t *testing.T) {
+	for _, all := range []bool{false, true} {
+		eng, s, c := newTestSSD(t, KioxiaCM6())
+		var sink sim.Sink = &stageRecorder{}
+		if all {
+			sink = &sim.SpanRecorder{}
+		}
+		eng.Trace().AddSink(sink)
+		s.Access(Request{Addr: 0, Bytes: 4 << 20, Write: true, Done: c.done(1)})
+		eng.Run()
+		require.Contains(t, c.at, int64(1))
+		if all {
+			assert.Zero(t, s.run.nextID, "every span wanted: event by event")
+			assert.Len(t, sink.(*sim.SpanRecorder).Spans, 8, "a link transfer and a command per MiB")
+		} else {
+			assert.Equal(t, int64(1), s.run.nextID, "the write ran in closed form")
+			assert.Empty(t, sink.(*stageRecorder).Spans)
+		}
+	}
+}

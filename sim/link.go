@@ -166,7 +166,7 @@ func (l *Link) TransferFrom(at Time, bytes int64, done Event) Time {
 	if done.Handler != nil {
 		l.arrivals.Schedule(arrival, done)
 	}
-	if tr := l.eng.Trace(); tr.Enabled() {
+	if tr := l.eng.Trace(); tr.AllSpans() {
 		tr.Emit(Span{Component: l.name, Operation: "transfer", ID: done.Arg, Start: start, End: arrival, Bytes: bytes})
 	}
 	return arrival
