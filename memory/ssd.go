@@ -30,7 +30,7 @@ type SSD struct {
 	ctrl     controller
 	ctrlDone *sim.Lane
 
-	// planes are indexed by stripe position (see planeOf) and hold the
+	// planes are indexed by stripe position (page p is on position p mod Planes) and hold the
 	// striped write pointer
 	planes   nandPlanes
 	channels nandChannels
