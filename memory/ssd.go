@@ -30,8 +30,8 @@ type SSD struct {
 	ctrl     controller
 	ctrlDone *sim.Lane
 
-	// planes are indexed by stripe position (page p is on position p mod Planes) and hold the
-	// striped write pointer
+	// planes are indexed by stripe position (page p is on position p mod
+	// Planes) and hold the striped write pointer
 	planes   nandPlanes
 	channels nandChannels
 	cmds     sim.Slots[ssdCmd]
