@@ -89,7 +89,8 @@ func (c Config) Validate() error {
 }
 
 // Executor runs a node's iterations: the accelerator (accel.Executor), or
-// a fake in tests. Run prices an iteration and raises done when it ends.
+// a fake in tests. Run prices an iteration and raises done when it ends;
+// the iteration's slices are the scheduler's, reused after Run returns.
 type Executor interface {
 	Run(it accel.Iteration, done sim.Event) accel.Cost
 }

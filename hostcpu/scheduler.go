@@ -13,7 +13,8 @@ type nodeState struct {
 	cpu       *sim.Server
 	waiting   sim.FIFO[int]
 	running   []int
-	members   []member // the running iteration's work, per request
+	members   []member        // the running iteration's work, per request
+	it        accel.Iteration // the slices build reuses
 	iterating bool
 	residents map[int64]*session
 }
@@ -136,9 +137,9 @@ func (s *System) evict(n *nodeState, sess *session) {
 
 // build forms the next iteration: one decode step for every request past
 // its prefill, then prefill chunks in admission order within the token
-// budget.
+// budget. The iteration's slices are the node's, reused by the next build.
 func (s *System) build(n *nodeState) accel.Iteration {
-	var it accel.Iteration
+	it := accel.Iteration{Prefills: n.it.Prefills[:0], Decodes: n.it.Decodes[:0]}
 	n.members = n.members[:0]
 	for _, slot := range n.running {
 		r := s.reqs.At(slot)
@@ -158,6 +159,7 @@ func (s *System) build(n *nodeState) accel.Iteration {
 		it.Prefills = append(it.Prefills, accel.Chunk{New: chunk, Cached: r.context, Last: chunk == r.prefillLeft})
 		n.members = append(n.members, member{slot: slot, chunk: chunk})
 	}
+	n.it = it
 	return it
 }
 

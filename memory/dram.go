@@ -144,7 +144,7 @@ func (d *DRAM) partsDone(slot int, parts int64, end sim.Cycles) {
 	done := d.reqs.Take(slot)
 	at := max(d.clock.Edge(done.end)+d.cfg.ExtraLatency, d.eng.Now())
 	d.latency.AddTime(at - done.start)
-	if tr := d.eng.Trace(); tr.Enabled() {
+	if tr := d.eng.Trace(); tr.AllSpans() {
 		op := "read"
 		if done.req.Write {
 			op = "write"

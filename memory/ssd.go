@@ -25,25 +25,31 @@ type SSD struct {
 	eng  *sim.Engine
 	cfg  SSDConfig
 	host *PCIe
-	ctrl *sim.Server
+	// ctrl holds the controller's cores; its completions, in time order,
+	// are the lane ctrlDone
+	ctrl     controller
+	ctrlDone *sim.Lane
 
-	// planeFree is indexed by stripe position (see planeOf); pageProgram
-	// is a page's program time, write amplification included
-	planeFree   []sim.Time
-	pageProgram sim.Time
-	channels    nandChannels
-	cmds        sim.Slots[ssdCmd]
+	// planes are indexed by stripe position (page p is on position p mod
+	// Planes) and hold the striped write pointer
+	planes   nandPlanes
+	channels nandChannels
+	cmds     sim.Slots[ssdCmd]
 	// writesDone and releases hold write completions and buffer releases,
 	// which come in time order (see program)
 	writesDone, releases *sim.Lane
-	splits               sim.Slots[split]
-	waiting              sim.FIFO[waiter] // commands beyond the queue depth
-	inFlight             int
+	// pendingReleases mirrors the releases lane (time, bytes), and
+	// lastRelease is the latest release scheduled
+	pendingReleases sim.FIFO[release]
+	lastRelease     sim.Time
+	run             writeRun // the closed-form path (ssd_fast.go)
+	splits          sim.Slots[split]
+	waiting         sim.FIFO[waiter] // commands beyond the queue depth
+	inFlight        int
 
 	bufferUsed   int64
 	bufferWait   sim.FIFO[int] // writes waiting for buffer space
 	pendingBytes int64         // buffered bytes not yet making a whole page
-	writePos     int           // the striped write pointer, a stripe position
 
 	reads, writes             sim.Counter
 	bytesRead, bytesWritten   sim.Counter
@@ -72,6 +78,7 @@ const (
 	opSSDComplete
 	opSSDWriteArrived
 	opSSDRelease
+	opSSDRunEnd
 )
 
 // NewSSD validates cfg and builds the drive.
@@ -83,15 +90,12 @@ func NewSSD(eng *sim.Engine, cfg SSDConfig) (*SSD, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctrl, err := sim.NewServer(eng, cfg.Name+".controller", cfg.ControllerCores)
-	if err != nil {
-		return nil, err
-	}
-	return &SSD{eng: eng, cfg: cfg, host: host, ctrl: ctrl,
-		planeFree:   make([]sim.Time, cfg.Planes()),
-		pageProgram: sim.TimeOf(float64(cfg.ProgramTime) * cfg.WriteAmplification),
-		channels:    newNANDChannels(cfg),
-		writesDone:  sim.NewLane(eng, cfg.Name+".writes"), releases: sim.NewLane(eng, cfg.Name+".buffer"),
+	return &SSD{eng: eng, cfg: cfg, host: host,
+		ctrl:       controller{free: make([]sim.Time, cfg.ControllerCores), service: cfg.CommandTime},
+		ctrlDone:   sim.NewLane(eng, cfg.Name+".controller"),
+		planes:     newNANDPlanes(cfg),
+		channels:   newNANDChannels(cfg),
+		writesDone: sim.NewLane(eng, cfg.Name+".writes"), releases: sim.NewLane(eng, cfg.Name+".buffer"),
 		readLatency: sim.NewDistribution(), writeLatency: sim.NewDistribution()}, nil
 }
 
@@ -106,12 +110,19 @@ func (s *SSD) AttachStore(blockBytes int64, zeroFill bool) (*ByteStore, error) {
 
 // Access submits a read or write; one longer than MaxIOBytes goes as
 // several commands, made one at a time as queue slots free (a long export
-// holds one entry while it waits, not thousands). A range outside the
-// drive is a programming error.
+// holds one entry while it waits, not thousands). A write that finds the
+// drive idle, and the writes that follow it, run in closed form until a
+// read arrives (ssd_fast.go). A range outside the drive is a programming error.
 func (s *SSD) Access(r Request) {
 	if r.Bytes <= 0 || r.Addr < 0 || r.Addr+r.Bytes > s.cfg.CapacityBytes {
 		panic(fmt.Sprintf("memory: %s at %v: access [%d, %d) outside the drive's %d bytes",
 			s.cfg.Name, s.eng.Now(), r.Addr, r.Addr+r.Bytes, s.cfg.CapacityBytes))
+	}
+	if s.fastWrite(r) {
+		return
+	}
+	if s.run.active {
+		s.handOver()
 	}
 	if r.Bytes <= s.cfg.MaxIOBytes {
 		s.waiting.Push(waiter{slot: s.cmds.Put(ssdCmd{req: r, start: s.eng.Now(), parent: -1})})
@@ -151,7 +162,27 @@ func (s *SSD) startWaiting() {
 
 func (s *SSD) start(slot int) {
 	s.inFlight++
-	s.ctrl.Submit(sim.Job{Service: s.cfg.CommandTime, Done: sim.Event{Handler: s, Op: opSSDControllerDone, Arg: int64(slot)}})
+	s.ctrlDone.Schedule(s.ctrl.submit(s.eng.Now()), sim.Event{Handler: s, Op: opSSDControllerDone, Arg: int64(slot)})
+}
+
+// controller is ControllerCores cores in front of one FIFO queue, every
+// command taking CommandTime: the i-th command starts when it arrives or
+// when the (i-cores)-th ends, whichever is later, so completions come in
+// order and the cores are a ring of end times.
+type controller struct {
+	free    []sim.Time // free[next] is the end of the command cores ago
+	next    int
+	service sim.Time
+}
+
+// submit takes a command arriving at now and returns when it is done.
+func (c *controller) submit(now sim.Time) sim.Time {
+	done := max(now, c.free[c.next]) + c.service
+	c.free[c.next] = done
+	if c.next++; c.next == len(c.free) {
+		c.next = 0
+	}
+	return done
 }
 
 // Handle advances a command through its stages.
@@ -167,12 +198,16 @@ func (s *SSD) Handle(ev sim.Event) {
 	case opSSDDataReady:
 		s.host.CardToHost.Transfer(s.cmds.At(slot).req.Bytes, sim.Event{Handler: s, Op: opSSDComplete, Arg: ev.Arg})
 	case opSSDWriteArrived:
-		s.program(s.cmds.At(slot).req.Bytes)
+		if at, bytes, ok := s.program(s.eng.Now(), s.cmds.At(slot).req.Bytes); ok {
+			s.scheduleRelease(at, bytes)
+		}
 		s.writesDone.Schedule(s.eng.Now()+s.cfg.WriteOverhead, sim.Event{Handler: s, Op: opSSDComplete, Arg: ev.Arg})
 	case opSSDComplete:
 		s.complete(slot)
+	case opSSDRunEnd:
+		s.runEnd(ev.Arg)
 	case opSSDRelease:
-		s.bufferUsed -= ev.Arg
+		s.bufferUsed -= s.pendingReleases.Pop().bytes
 		s.admitWaitingWrites()
 	}
 }
@@ -181,13 +216,7 @@ func (s *SSD) Handle(ev sim.Event) {
 // touches; the data is ready when the last page has crossed its channel.
 func (s *SSD) readFlash(slot int) {
 	r := s.cmds.At(slot).req
-	now := s.eng.Now()
-	ready := now
-	page := s.cfg.PageBytes
-	for p := r.Addr / page; p <= (r.Addr+r.Bytes-1)/page; p++ {
-		piece := min(r.Addr+r.Bytes, (p+1)*page) - max(r.Addr, p*page)
-		ready = max(ready, s.readPage(p, piece, now))
-	}
+	ready := s.readPages(r.Addr, r.Bytes, s.eng.Now())
 	s.eng.Schedule(ready+s.cfg.ReadOverhead, sim.Event{Handler: s, Op: opSSDDataReady, Arg: int64(slot)})
 }
 
@@ -215,20 +244,34 @@ func (s *SSD) admitWaitingWrites() {
 	}
 }
 
-// program drains whole pages of buffered data to the NAND. The space of
-// the pages one write completes is freed together, when the last of them
-// is programmed (one event per write, not per page), and no earlier than
-// the space of earlier writes: the buffer drains in arrival order.
-func (s *SSD) program(bytes int64) {
+// program drains whole pages of buffered data, a write arriving at now,
+// to the NAND. The space of the pages one write completes is freed
+// together, when the last of them is programmed (one release per write,
+// not per page), and no earlier than the space of earlier writes: the
+// buffer drains in arrival order. It returns the release, if the write
+// completed a page.
+func (s *SSD) program(now sim.Time, bytes int64) (at sim.Time, freed int64, ok bool) {
 	s.pendingBytes += bytes
 	page := s.cfg.PageBytes
 	pages := s.pendingBytes / page
 	if pages == 0 {
-		return
+		return 0, 0, false
 	}
 	s.pendingBytes -= pages * page
-	last := s.stripePages(pages)
-	s.releases.Schedule(max(last, s.releases.Last()), sim.Event{Handler: s, Op: opSSDRelease, Arg: pages * page})
+	s.lastRelease = max(s.stripePages(now, pages), s.lastRelease)
+	return s.lastRelease, pages * page, true
+}
+
+// release is buffer space freed at a time.
+type release struct {
+	at    sim.Time
+	bytes int64
+}
+
+// scheduleRelease frees bytes of the write buffer at time at.
+func (s *SSD) scheduleRelease(at sim.Time, bytes int64) {
+	s.pendingReleases.Push(release{at: at, bytes: bytes})
+	s.releases.Schedule(at, sim.Event{Handler: s, Op: opSSDRelease})
 }
 
 // complete finishes a command, no earlier than the small-I/O floor.
@@ -251,7 +294,7 @@ func (s *SSD) complete(slot int) {
 		s.bytesRead.Add(bytes)
 		s.readLatency.AddTime(latency)
 	}
-	if tr := s.eng.Trace(); tr.Enabled() {
+	if tr := s.eng.Trace(); tr.AllSpans() {
 		op := map[bool]string{false: "read", true: "write"}[done.req.Write]
 		tr.Emit(sim.Span{Component: s.cfg.Name, Operation: op, ID: done.req.Done.Arg, Start: done.start, End: s.eng.Now(), Bytes: bytes})
 	}
@@ -269,12 +312,14 @@ type SSDStats struct {
 	HostToCard, CardToHost sim.LinkStats
 }
 
-// Traffic returns the bytes read and written.
+// Traffic returns the bytes read and written (a closed-form run's writes
+// when the run ends or a read splits it).
 func (s *SSD) Traffic() Traffic {
 	return Traffic{BytesRead: s.bytesRead.Value(), BytesWritten: s.bytesWritten.Value(), ReadBusy: s.host.CardToHost.Stats().Busy}
 }
 
-// Stats returns the totals so far.
+// Stats returns the totals so far; the writes of a closed-form run
+// (ssd_fast.go) count when the run ends or a read splits it.
 func (s *SSD) Stats() SSDStats {
 	return SSDStats{Reads: s.reads.Value(), Writes: s.writes.Value(), BytesRead: s.bytesRead.Value(),
 		BytesWritten: s.bytesWritten.Value(), ReadLatency: s.readLatency.Summary(), WriteLatency: s.writeLatency.Summary(),

@@ -2,38 +2,84 @@ package memory
 
 import "github.com/kvcosim/kvcosim/sim"
 
-// planeOf returns the plane, as a position in the stripe, and the channel
-// of page p. Consecutive pages stripe over channels, then dies, then
-// planes, so position k of a round is on channel k mod Channels; a plane's
-// state is kept at its position, which makes the write loop a linear scan.
-func (s *SSD) planeOf(p int64) (plane, channel int) {
-	plane = int(p % int64(len(s.planeFree)))
-	return plane, plane % s.cfg.Channels
+// readPages reads bytes from addr no earlier than now and returns when
+// the last of its pages has crossed its channel: each page is sensed on its
+// plane (free = max(now, free) + tR), then its piece crosses the page's
+// channel (free = max(sensed, free) + transfer). Consecutive pages stripe
+// over channels, then dies, then planes, so page p is on stripe position
+// p mod Planes and channel position mod Channels: the loop walks both.
+func (s *SSD) readPages(addr, bytes int64, now sim.Time) sim.Time {
+	p, c := &s.planes, &s.channels
+	c.settle()
+	page, tR := s.cfg.PageBytes, s.cfg.ReadTime
+	first, last := addr/page, (addr+bytes-1)/page
+	full := s.cfg.ChannelBandwidth.TransferTime(page)
+	q0 := int(first % int64(len(p.base)))
+	q, ch := q0, q0%len(c.free)
+	off := p.prog * sim.Time(p.lap) // a plane at or past the pointer
+	if q < p.pos {
+		off += p.prog
+	}
+	// the order bits of the pairs the read changes, as it goes, when it
+	// touches each plane once and not the one before its first
+	inline := last-first+1 < int64(len(p.base))
+	prevQ := q0 - 1
+	if prevQ < 0 {
+		prevQ += len(p.base)
+	}
+	prev := p.at(prevQ)
+	ready := now
+	for pg := first; pg <= last; pg++ {
+		d := full
+		if pg == first || pg == last {
+			d = s.cfg.ChannelBandwidth.TransferTime(min(addr+bytes, (pg+1)*page) - max(addr, pg*page))
+		}
+		sensed := max(now, p.base[q]+off) + tR
+		p.base[q] = sensed - off
+		if inline {
+			p.mark(prevQ, prev > sensed)
+			prev, prevQ = sensed, q
+		}
+		across := max(sensed, c.free[ch]) + d
+		c.free[ch] = across
+		ready = max(ready, across)
+		if q++; q == len(p.base) {
+			q, off = 0, off+p.prog
+		}
+		if q == p.pos {
+			off -= p.prog
+		}
+		if ch++; ch == len(c.free) {
+			ch = 0
+		}
+	}
+	c.idleAt = max(c.idleAt, ready) // every page ends after now
+	if !inline {
+		p.order(q0-1, int(last-first)+2)
+	} else {
+		p.mark(prevQ, prev > p.at(q))
+	}
+	return ready
 }
 
-// readPage senses page p on its plane no earlier than now, then carries
-// bytes of it over the page's channel, and returns when they are across.
-func (s *SSD) readPage(p, bytes int64, now sim.Time) sim.Time {
-	plane, ch := s.planeOf(p)
-	sensed := max(now, s.planeFree[plane]) + s.cfg.ReadTime
-	s.planeFree[plane] = sensed
-	return s.channels.carry(ch, sensed, s.cfg.ChannelBandwidth.TransferTime(bytes))
-}
-
-// stripePages programs n pages from the write pointer and returns when
+// stripePages programs n pages from the write pointer, from now, and returns when
 // the last is done: page by page, a channel carries each page in turn
 // (free = max(now, free) + xfer) and its plane programs it after it
 // arrives (free = max(arrival, free) + prog). Every page of a trace's KV
 // export passes here, so the recurrence is unrolled: page i of the call is
 // the (i/Channels+1)-th the call puts on its channel, so it arrives that
 // many page times after the channel's start, and only the planes carry
-// state from page to page.
-func (s *SSD) stripePages(n int64) sim.Time {
-	now := s.eng.Now()
-	first := s.writePos
+// state from page to page. A write on idle channels whose planes are all
+// still busy when its pages arrive costs nothing per page (busyWrite).
+func (s *SSD) stripePages(now sim.Time, n int64) sim.Time {
+	first := s.planes.pos
 	var last sim.Time
 	if now >= s.channels.idleAt {
-		last = s.programPages(int(n), now, s.channels.zero)
+		rounds := (n + int64(len(s.channels.free)) - 1) / int64(len(s.channels.free))
+		var ok bool
+		if last, ok = s.planes.busyWrite(int(n), now+sim.Time(rounds)*s.channels.xfer); !ok {
+			last = s.programPages(int(n), now, s.channels.zero)
+		}
 		s.channels.owe(now, first, int(n))
 	} else {
 		start := s.channels.starts(now, first)
@@ -46,37 +92,27 @@ func (s *SSD) stripePages(n int64) sim.Time {
 // programPages runs the plane recurrence for n pages from the write
 // pointer, page i arriving (i/Channels+1) page times after base +
 // start[i mod Channels], and moves the pointer. It goes a round of
-// channels at a time, the inner loop free of index checks unless the
-// round wraps the stripe.
+// channels at a time. A plane at or past the pointer has had lap writes,
+// one behind it lap+1 (nandPlanes), so the loop keeps the turn's offset.
 func (s *SSD) programPages(n int, base sim.Time, start []sim.Time) sim.Time {
-	planeFree, prog, xfer := s.planeFree, s.pageProgram, s.channels.xfer
+	p := &s.planes
+	planes, prog, xfer := p.base, p.prog, s.channels.xfer
 	var last sim.Time
-	pos, arrive := s.writePos, base+xfer
+	first, pos, arrive := p.pos, p.pos, base+xfer
+	off := prog * sim.Time(p.lap)
 	for left := n; left > 0; left -= len(start) {
-		round := start[:min(left, len(start))]
-		if pos+len(round) <= len(planeFree) {
-			planes := planeFree[pos : pos+len(round)]
-			for k, st := range round {
-				done := max(st+arrive, planes[k]) + prog
-				planes[k] = done
-				last = max(last, done)
-			}
-			if pos += len(round); pos == len(planeFree) {
-				pos = 0
-			}
-		} else {
-			for _, st := range round {
-				done := max(st+arrive, planeFree[pos]) + prog
-				planeFree[pos] = done
-				last = max(last, done)
-				if pos++; pos == len(planeFree) {
-					pos = 0
-				}
+		for _, st := range start[:min(left, len(start))] {
+			done := max(st+arrive, planes[pos]+off) + prog
+			planes[pos] = done - off - prog
+			last = max(last, done)
+			if pos++; pos == len(planes) {
+				pos, off = 0, off+prog
 			}
 		}
 		arrive += xfer
 	}
-	s.writePos = pos
+	p.advance(n)
+	p.order(first-1, n+1)
 	return last
 }
 

@@ -36,12 +36,38 @@ func (r *refNAND) write(now sim.Time, n int64) sim.Time {
 	return last
 }
 
-func (r *refNAND) read(now sim.Time, p, bytes int64) sim.Time {
-	plane := int(p % int64(r.cfg.Planes()))
-	ch := plane % r.cfg.Channels
-	r.plane[plane] = max(now, r.plane[plane]) + r.cfg.ReadTime
-	r.channel[ch] = max(r.plane[plane], r.channel[ch]) + r.cfg.ChannelBandwidth.TransferTime(bytes)
-	return r.channel[ch]
+func (r *refNAND) read(now sim.Time, addr, bytes int64) sim.Time {
+	ready, page := now, r.cfg.PageBytes
+	for p := addr / page; p <= (addr+bytes-1)/page; p++ {
+		plane := int(p % int64(r.cfg.Planes()))
+		ch := plane % r.cfg.Channels
+		r.plane[plane] = max(now, r.plane[plane]) + r.cfg.ReadTime
+		piece := min(addr+bytes, (p+1)*page) - max(addr, p*page)
+		r.channel[ch] = max(r.plane[plane], r.channel[ch]) + r.cfg.ChannelBandwidth.TransferTime(piece)
+		ready = max(ready, r.channel[ch])
+	}
+	return ready
+}
+
+// orderBits returns the order bits of planes free at free: bit q is set
+// when plane q is free later than plane q+1 (mod the planes).
+func orderBits(free []sim.Time) []uint64 {
+	out := make([]uint64, (len(free)+63)/64)
+	for q, t := range free {
+		if t > free[(q+1)%len(free)] {
+			out[q/64] |= 1 << (q % 64)
+		}
+	}
+	return out
+}
+
+// free returns every plane's free time, by stripe position.
+func (p *nandPlanes) free() []sim.Time {
+	out := make([]sim.Time, len(p.base))
+	for q := range out {
+		out[q] = p.at(q)
+	}
+	return out
 }
 
 // settled returns the channels' free times with any owed write written
@@ -54,9 +80,11 @@ func settled(s *SSD) []sim.Time {
 }
 
 // TestNANDMatchesPageByPage runs random sequences of writes (short and
-// long, on idle and busy channels) and page reads through the SSD's NAND
-// state and through refNAND, comparing every result and the whole state
-// after each step.
+// long, on idle and busy channels, and streams that keep every plane busy,
+// which take the path that touches no plane) and reads (a piece of a page
+// to a few stripes) through the SSD's NAND state and through refNAND,
+// comparing every result and the whole state (order bits included) after
+// each step.
 func TestNANDMatchesPageByPage(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, preset := range []string{"kioxia-cm6", "samsung-pm1743", "smartssd-p2p"} {
@@ -66,25 +94,42 @@ func TestNANDMatchesPageByPage(t *testing.T) {
 			eng := sim.NewEngine(8)
 			got, err := NewSSD(eng, cfg)
 			require.NoError(t, err)
-			got.writePos = r.IntN(cfg.Planes())
-			want := refNAND{cfg: cfg, plane: make([]sim.Time, cfg.Planes()), channel: make([]sim.Time, cfg.Channels), pos: got.writePos}
+			got.planes.advance(r.IntN(cfg.Planes()))
+			for q := range got.planes.pos {
+				got.planes.base[q] = -got.planes.prog // no write yet
+			}
+			want := refNAND{cfg: cfg, plane: make([]sim.Time, cfg.Planes()), channel: make([]sim.Time, cfg.Channels), pos: got.planes.pos}
 			for step := range 200 {
-				eng.RunUntil(eng.Now() + sim.Time(r.Int64N(3))*sim.Time(r.Int64N(int64(200*sim.Microsecond))))
+				// odd trials are an export's stream: channel rounds of about
+				// 25 us back to back keep every plane programming
+				export := trial%2 == 1
+				rounds := max(1, int64(25*sim.Microsecond/got.channels.xfer))
+				gap := sim.Time(r.Int64N(3)) * sim.Time(r.Int64N(int64(200*sim.Microsecond)))
+				if export {
+					gap = sim.Time(rounds)*got.channels.xfer + sim.Time(r.Int64N(int64(15*sim.Microsecond)))
+				}
+				eng.RunUntil(eng.Now() + gap)
 				now := eng.Now()
 				switch op := r.IntN(8); {
-				case op == 0:
-					p, bytes := r.Int64N(1<<20), 1+r.Int64N(cfg.PageBytes)
-					require.Equal(t, want.read(now, p, bytes), got.readPage(p, bytes, now), "%s trial %d step %d: read", preset, trial, step)
+				case op == 0 && (!export || r.IntN(8) == 0): // a read on a busy plane holds its channel
+					addr, bytes := r.Int64N(1<<34), 1+r.Int64N(cfg.PageBytes)
+					if r.IntN(2) == 0 {
+						bytes = 1 + r.Int64N(int64(3*cfg.Planes())*cfg.PageBytes/(1+int64(r.IntN(20))))
+					}
+					require.Equal(t, want.read(now, addr, bytes), got.readPages(addr, bytes, now), "%s trial %d step %d: read", preset, trial, step)
 				default:
 					n := 1 + r.Int64N(int64(2*cfg.Channels))
-					if op > 4 {
+					if export {
+						n = rounds*int64(cfg.Channels) - r.Int64N(rounds*int64(cfg.Channels)/2)
+					} else if op > 4 {
 						n = 1 + r.Int64N(int64(3*cfg.Planes()))
 					}
-					require.Equal(t, want.write(now, n), got.stripePages(n), "%s trial %d step %d: %d pages", preset, trial, step, n)
+					require.Equal(t, want.write(now, n), got.stripePages(now, n), "%s trial %d step %d: %d pages", preset, trial, step, n)
 				}
-				require.Equal(t, want.plane, got.planeFree)
+				require.Equal(t, want.plane, got.planes.free())
+				require.Equal(t, orderBits(want.plane), got.planes.desc)
 				require.Equal(t, want.channel, settled(got))
-				require.Equal(t, want.pos, got.writePos)
+				require.Equal(t, want.pos, got.planes.pos)
 			}
 		}
 	}

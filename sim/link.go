@@ -144,8 +144,16 @@ func (l *Link) Config() LinkConfig { return l.cfg }
 // Transfer sends bytes and raises done when they have arrived (done with a
 // nil Handler raises nothing). It returns the arrival time.
 func (l *Link) Transfer(bytes int64, done Event) Time {
-	now := l.eng.Now()
-	start := max(now, l.freeAt)
+	return l.TransferFrom(l.eng.Now(), bytes, done)
+}
+
+// TransferFrom is Transfer as if asked for at time at, no later than now:
+// a component that worked out its own traffic in closed form replays its
+// transfers through it in the order it asked for them, so that the wire's
+// state and totals are what Transfer would have left. A transfer that has
+// arrived by now takes an empty done.
+func (l *Link) TransferFrom(at Time, bytes int64, done Event) Time {
+	start := max(at, l.freeAt)
 	if bytes != l.lastBytes || l.transfers == 0 {
 		l.lastBytes, l.lastWire = bytes, l.cfg.WireTime(bytes)
 	}
@@ -158,7 +166,7 @@ func (l *Link) Transfer(bytes int64, done Event) Time {
 	if done.Handler != nil {
 		l.arrivals.Schedule(arrival, done)
 	}
-	if tr := l.eng.Trace(); tr.Enabled() {
+	if tr := l.eng.Trace(); tr.AllSpans() {
 		tr.Emit(Span{Component: l.name, Operation: "transfer", ID: done.Arg, Start: start, End: arrival, Bytes: bytes})
 	}
 	return arrival

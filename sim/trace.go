@@ -81,18 +81,35 @@ type LevelSink interface {
 	Level(l Level)
 }
 
+// StageSink is a Sink that takes only stages (spans with Part set): a
+// component whose spans are not stages (a device) need not build them
+// when every sink is one, and may take paths that have none to give.
+type StageSink interface {
+	Sink
+	StagesOnly()
+}
+
 // Tracer fans spans out to the registered sinks. Components test Enabled
-// before building a span, so with no sink a trace point costs one length
-// check.
+// (a device, AllSpans) before building a span, so with no sink a trace
+// point costs one check.
 type Tracer struct {
 	sinks []Sink
+	all   bool // a sink takes spans that are not stages
 }
 
 // AddSink registers a sink.
-func (t *Tracer) AddSink(s Sink) { t.sinks = append(t.sinks, s) }
+func (t *Tracer) AddSink(s Sink) {
+	t.sinks = append(t.sinks, s)
+	if _, ok := s.(StageSink); !ok {
+		t.all = true
+	}
+}
 
 // Enabled reports whether any sink is registered.
 func (t *Tracer) Enabled() bool { return len(t.sinks) > 0 }
+
+// AllSpans reports whether a sink takes spans that are not stages.
+func (t *Tracer) AllSpans() bool { return t.all }
 
 // Emit passes s to every sink.
 func (t *Tracer) Emit(s Span) {

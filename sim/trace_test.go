@@ -19,3 +19,18 @@ func TestTraceHooks(t *testing.T) {
 	l.Transfer(20, Event{Arg: 7})
 	assert.Equal(t, []Span{{Component: "pcie", Operation: "transfer", ID: 7, Start: 10 * Nanosecond, End: 30*Nanosecond + 5, Bytes: 20}}, rec.Spans)
 }
+
+// stagesOnly is a StageSink.
+type stagesOnly struct{ SpanRecorder }
+
+func (*stagesOnly) StagesOnly() {}
+
+func TestStageSinkLeavesDeviceSpansOut(t *testing.T) {
+	var tr Tracer
+	assert.False(t, tr.AllSpans())
+	tr.AddSink(&stagesOnly{})
+	assert.True(t, tr.Enabled())
+	assert.False(t, tr.AllSpans(), "a stage sink alone takes no device span")
+	tr.AddSink(&SpanRecorder{})
+	assert.True(t, tr.AllSpans())
+}

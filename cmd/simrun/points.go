@@ -63,6 +63,10 @@ func (a levelSample) same(b levelSample) bool {
 	return a == b
 }
 
+// StagesOnly marks the sink as taking only stages (sim.StageSink): the
+// devices' spans are left out, and the SSD keeps its closed-form path.
+func (s *stageSink) StagesOnly() {}
+
 func (s *stageSink) Span(sp sim.Span) {
 	if sp.Part != "" {
 		s.spans = append(s.spans, sp)

@@ -1,0 +1,309 @@
+package memory
+
+import (
+	"fmt"
+
+	"github.com/kvcosim/kvcosim/sim"
+)
+
+// The closed-form path of writes that meet an idle drive (no command in
+// flight or waiting). Until a read arrives, nothing but writes touches the
+// drive's queue, controller, write buffer, host link and NAND, and each of
+// them serves in arrival order, so a command's times depend only on the
+// commands before it: they follow from the same recurrences the events
+// would run, in command order over the run of writes:
+//
+//	issue(i)  = max(its request's arrival, issue(i-1), end(i-QueueDepthMax))
+//	ctrl(i)   = controller.submit(issue(i))
+//	admit(i)  = the first time >= max(ctrl(i), admit(i-1)) at which the
+//	            buffer, after every release up to then, has room
+//	arrive(i) = link reservation from admit(i) (Link.TransferFrom)
+//	end(i)    = arrive(i) + WriteOverhead; program(arrive(i)) gives the
+//	            release of its pages
+//
+// A write arriving during the run joins it. Each write costs one event,
+// at its end; when the last ends, the run's totals, link traffic and
+// buffer releases are written out as the events would have left them. If
+// a read arrives first, the drive goes back to the state it had when the
+// run began, runs the recurrences again up to that instant and hands every
+// command over to the event-by-event path in the stage it has reached
+// (queue, controller, buffer queue, link, write overhead): the split of
+// the closed form at that instant. TestSSDFastPathMatchesEventByEvent
+// checks both paths give the same completions and totals.
+type writeRun struct {
+	active bool
+	nextID int64 // numbers the run's writes across runs; end events carry it
+	t0     sim.Time
+	used0  int64     // buffer bytes in use at t0
+	before []release // releases pending at t0
+	reqs   []runWrite
+	cmds   []soloCmd
+	rels   []release // the run's own releases
+	snap   ssdSnapshot
+	cur    runCursor
+}
+
+// runWrite is a write of the run.
+type runWrite struct {
+	req          Request
+	id           int64
+	arrival, end sim.Time
+	first, n     int // its commands, from cmds[first]
+	raised       bool
+}
+
+// runCursor is where the recurrences stand after the last command worked
+// out.
+type runCursor struct {
+	linkFree, wire, lastAdmit, lastIssue sim.Time
+	wireBytes, admitted, freed           int64
+	next                                 int
+	blocked                              bool
+}
+
+// soloCmd is one command of the run; notYet marks a stage not reached.
+type soloCmd struct {
+	bytes                           int64
+	issue, ctrl, admit, arrive, end sim.Time
+}
+
+// ssdSnapshot is the drive state a run changes as it is worked out.
+type ssdSnapshot struct {
+	planes              nandPlanes
+	chanFree, ctrlFree  []sim.Time
+	idleAt, lastRelease sim.Time
+	owed                owedWrite
+	ctrlNext            int
+	pendingBytes        int64
+}
+
+// notYet is the time of a stage a command has not reached.
+const notYet = sim.MaxTime
+
+func (s *SSD) save(p *ssdSnapshot) {
+	p.planes.base, p.planes.desc = append(p.planes.base[:0], s.planes.base...), append(p.planes.desc[:0], s.planes.desc...)
+	p.planes.lap, p.planes.pos = s.planes.lap, s.planes.pos
+	p.chanFree = append(p.chanFree[:0], s.channels.free...)
+	p.ctrlFree = append(p.ctrlFree[:0], s.ctrl.free...)
+	p.idleAt, p.lastRelease, p.owed = s.channels.idleAt, s.lastRelease, s.channels.owed
+	p.ctrlNext, p.pendingBytes = s.ctrl.next, s.pendingBytes
+}
+
+func (s *SSD) restore(p *ssdSnapshot) {
+	copy(s.planes.base, p.planes.base)
+	copy(s.planes.desc, p.planes.desc)
+	s.planes.lap, s.planes.pos = p.planes.lap, p.planes.pos
+	copy(s.channels.free, p.chanFree)
+	copy(s.ctrl.free, p.ctrlFree)
+	s.channels.idleAt, s.lastRelease, s.channels.owed = p.idleAt, p.lastRelease, p.owed
+	s.ctrl.next, s.pendingBytes = p.ctrlNext, p.pendingBytes
+}
+
+// fastWrite takes write r into the closed-form path, starting a run if the
+// drive is idle, and reports whether it did.
+func (s *SSD) fastWrite(r Request) bool {
+	w := &s.run
+	if !r.Write || s.cfg.EventByEvent || s.cfg.SmallIOLatency > 0 || s.eng.Trace().AllSpans() {
+		return false
+	}
+	if !w.active {
+		if s.inFlight > 0 || s.waiting.Len() > 0 || s.bufferWait.Len() > 0 {
+			return false
+		}
+		w.t0, w.used0 = s.eng.Now(), s.bufferUsed
+		w.before, w.reqs, w.cmds, w.rels = w.before[:0], w.reqs[:0], w.cmds[:0], w.rels[:0]
+		for i := range s.pendingReleases.Len() {
+			w.before = append(w.before, s.pendingReleases.At(i))
+		}
+		s.save(&w.snap)
+		w.cur = runCursor{linkFree: s.host.HostToCard.FreeAt(), lastAdmit: w.t0}
+	}
+	n := int((r.Bytes + s.cfg.MaxIOBytes - 1) / s.cfg.MaxIOBytes)
+	w.reqs = append(w.reqs, runWrite{req: r, id: w.nextID, arrival: s.eng.Now(), first: len(w.cmds), n: n})
+	if !s.workOut(len(w.reqs)-1, notYet) {
+		w.reqs = w.reqs[:len(w.reqs)-1]
+		if w.active {
+			s.handOver()
+		} else {
+			s.restore(&w.snap)
+		}
+		return false
+	}
+	w.active = true
+	w.nextID++
+	x := &w.reqs[len(w.reqs)-1]
+	x.end = w.cmds[len(w.cmds)-1].end
+	s.eng.Schedule(x.end, sim.Event{Handler: s, Op: opSSDRunEnd, Arg: x.id})
+	return true
+}
+
+// workOut works out the commands of the run's writes from the k-th on,
+// carrying out on the NAND the arrivals up to stop. With stop = notYet it
+// reports whether every command ends.
+func (s *SSD) workOut(k int, stop sim.Time) bool {
+	w, c := &s.run, &s.run.cur
+	maxIO, bufferBytes, qd := s.cfg.MaxIOBytes, s.cfg.WriteBufferBytes, s.cfg.QueueDepthMax
+	cfg := s.host.HostToCard.Config()
+	for ; k < len(w.reqs); k++ {
+		r := &w.reqs[k]
+		w.cmds = w.cmds[:r.first]
+		for i := range r.n {
+			x := soloCmd{bytes: min(maxIO, r.req.Bytes-int64(i)*maxIO), issue: max(r.arrival, c.lastIssue),
+				ctrl: notYet, admit: notYet, arrive: notYet, end: notYet}
+			if j := len(w.cmds) - qd; j >= 0 {
+				x.issue = max(x.issue, w.cmds[j].end)
+			}
+			if x.issue > stop {
+				return true
+			}
+			c.lastIssue = x.issue
+			x.ctrl = s.ctrl.submit(x.issue)
+			if !c.blocked && x.ctrl <= stop {
+				t := max(x.ctrl, c.lastAdmit)
+				for {
+					for ; c.next < len(w.before)+len(w.rels) && w.release(c.next).at <= t; c.next++ {
+						c.freed += w.release(c.next).bytes
+					}
+					if used := w.used0 + c.admitted - c.freed; used+x.bytes <= bufferBytes || used <= 0 {
+						break
+					}
+					if c.next == len(w.before)+len(w.rels) {
+						if stop == notYet {
+							return false // space no release will free
+						}
+						t = notYet
+						break
+					}
+					t = w.release(c.next).at
+				}
+				if c.blocked = t > stop; !c.blocked {
+					x.admit, c.lastAdmit, c.admitted = t, t, c.admitted+x.bytes
+					if x.bytes != c.wireBytes {
+						c.wireBytes, c.wire = x.bytes, cfg.WireTime(x.bytes)
+					}
+					c.linkFree = max(t, c.linkFree) + c.wire
+					x.arrive = c.linkFree + cfg.Latency
+					x.end = x.arrive + s.cfg.WriteOverhead
+					if x.arrive <= stop {
+						if at, bytes, ok := s.program(x.arrive, x.bytes); ok {
+							w.rels = append(w.rels, release{at: at, bytes: bytes})
+						}
+					}
+				}
+			}
+			w.cmds = append(w.cmds, x)
+		}
+	}
+	return stop != notYet || w.cmds[len(w.cmds)-1].end != notYet
+}
+
+// release returns the k-th release from t0: those pending then, then the
+// run's own.
+func (w *writeRun) release(k int) release {
+	if k < len(w.before) {
+		return w.before[k]
+	}
+	return w.rels[k-len(w.before)]
+}
+
+// runEnd is the end of the run's write id: its completion is raised, and
+// with the last write the run is written out.
+func (s *SSD) runEnd(id int64) {
+	w := &s.run
+	if !w.active || id < w.reqs[0].id || id > w.reqs[len(w.reqs)-1].id {
+		return
+	}
+	if x := &w.reqs[id-w.reqs[0].id]; !x.raised {
+		x.raised = true
+		s.raise(ssdCmd{req: x.req, parent: -1})
+	}
+	if id == w.reqs[len(w.reqs)-1].id {
+		s.settleRun(s.eng.Now())
+	}
+}
+
+// handOver splits the run at now, when a read arrives: the drive is wound
+// back to the run's start, the recurrences run again up to now, and the
+// commands still under way go on event by event.
+func (s *SSD) handOver() {
+	now := s.eng.Now()
+	w := &s.run
+	s.restore(&w.snap)
+	w.rels = w.rels[:0]
+	w.cur = runCursor{linkFree: s.host.HostToCard.FreeAt(), lastAdmit: w.t0}
+	s.workOut(0, now)
+	s.settleRun(now)
+}
+
+// settleRun writes out the run as of now: the link traffic, the totals of
+// the commands that have ended, the buffer's occupancy and releases, every
+// command still under way at the stage it has reached, and the writes not
+// yet begun in the queue.
+func (s *SSD) settleRun(now sim.Time) {
+	w := &s.run
+	w.active = false
+	maxIO := s.cfg.MaxIOBytes
+	for k := range w.reqs {
+		x := &w.reqs[k]
+		r := x.req
+		cmds := w.cmds[min(x.first, len(w.cmds)):min(x.first+x.n, len(w.cmds))]
+		parent := -1
+		if x.n > 1 {
+			rest := r
+			rest.Addr, rest.Bytes = r.Addr+int64(len(cmds))*maxIO, r.Bytes-min(r.Bytes, int64(len(cmds))*maxIO)
+			parent = s.splits.Put(split{left: x.n, rest: rest, start: x.arrival})
+			if rest.Bytes > 0 {
+				s.waiting.Push(waiter{slot: parent, split: true})
+			}
+		} else if len(cmds) == 0 {
+			s.waiting.Push(waiter{slot: s.cmds.Put(ssdCmd{req: r, start: x.arrival, parent: -1})})
+		}
+		ended := 0
+		for i, c := range cmds {
+			if c.admit <= now {
+				s.bufferUsed += c.bytes
+			}
+			if c.end <= now {
+				ended++
+				s.writes.Add(1)
+				s.bytesWritten.Add(c.bytes)
+				s.writeLatency.AddTime(c.end - x.arrival)
+				s.host.HostToCard.TransferFrom(c.admit, c.bytes, sim.Event{})
+				continue
+			}
+			part := r
+			part.Addr, part.Bytes = r.Addr+int64(i)*maxIO, c.bytes
+			slot := s.cmds.Put(ssdCmd{req: part, start: x.arrival, parent: parent})
+			s.inFlight++
+			switch {
+			case c.arrive <= now:
+				s.host.HostToCard.TransferFrom(c.admit, c.bytes, sim.Event{})
+				s.writesDone.Schedule(c.end, sim.Event{Handler: s, Op: opSSDComplete, Arg: int64(slot)})
+			case c.admit <= now:
+				if at := s.host.HostToCard.TransferFrom(c.admit, c.bytes, sim.Event{Handler: s, Op: opSSDWriteArrived, Arg: int64(slot)}); at != c.arrive {
+					panic(fmt.Sprintf("memory: %s at %v: a run's command arrives at %v, the link says %v", s.cfg.Name, now, c.arrive, at))
+				}
+			case c.ctrl <= now:
+				s.bufferWait.Push(slot)
+			default:
+				s.ctrlDone.Schedule(c.ctrl, sim.Event{Handler: s, Op: opSSDControllerDone, Arg: int64(slot)})
+			}
+		}
+		if parent >= 0 {
+			if s.splits.At(parent).left -= ended; ended == x.n {
+				s.splits.Take(parent)
+			}
+		}
+		if ended == x.n && !x.raised {
+			x.raised = true
+			s.raise(ssdCmd{req: r, parent: -1})
+		}
+	}
+	for _, x := range w.rels {
+		if x.at <= now {
+			s.bufferUsed -= x.bytes
+		} else {
+			s.scheduleRelease(x.at, x.bytes)
+		}
+	}
+}

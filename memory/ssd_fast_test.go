@@ -1,0 +1,131 @@
+package memory
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kvcosim/kvcosim/sim"
+)
+
+// ssdDriver issues a fixed list of requests at fixed times.
+type ssdDriver struct {
+	ssd  *SSD
+	reqs []Request
+}
+
+func (d *ssdDriver) Handle(ev sim.Event) { d.ssd.Access(d.reqs[ev.Arg]) }
+
+// runSSDWorkload runs the timed requests on a fresh drive and returns it
+// with every request's completion time.
+func runSSDWorkload(t *testing.T, cfg SSDConfig, at []sim.Time, reqs []Request) (*SSD, map[int64]sim.Time, sim.Time) {
+	eng, s, c := newTestSSD(t, cfg)
+	d := &ssdDriver{ssd: s}
+	for i, r := range reqs {
+		r.Done = c.done(int64(i))
+		d.reqs = append(d.reqs, r)
+		eng.Schedule(at[i], sim.Event{Handler: d, Arg: int64(i)})
+	}
+	eng.Run()
+	return s, c.at, eng.Now()
+}
+
+// TestSSDFastPathMatchesEventByEvent runs random mixes of writes (single
+// commands and long split ones, often several at the same instant, as an
+// export issues its extents) and reads on drives with the closed-form
+// path and without it (EventByEvent): every completion time, every total
+// and the drive's final state must be the same.
+func TestSSDFastPathMatchesEventByEvent(t *testing.T) {
+	// the tiny drive with room for a command beside a part-filled page (with
+	// less, a write can wait for ever behind bytes no page will take)
+	tiny := tinySSD()
+	tiny.WriteBufferBytes = 4 * tiny.MaxIOBytes
+	small := KioxiaCM6()
+	small.Name, small.QueueDepthMax, small.WriteBufferBytes, small.MaxIOBytes = "cm6-small", 16, 8<<20, 256<<10
+	cases := []struct {
+		cfg            SSDConfig
+		gap            sim.Time // mean gap between bursts
+		maxCmds, reads int      // commands per request at most; reads per 100 requests
+	}{
+		{tiny, 20 * sim.Microsecond, 6, 15},
+		{tiny, 200 * sim.Microsecond, 3, 5},
+		{small, 2 * sim.Millisecond, 40, 10},
+		{small, 20 * sim.Millisecond, 80, 2},
+		{KioxiaCM6(), 50 * sim.Millisecond, 300, 10},
+		{SamsungPM1743(), 20 * sim.Millisecond, 300, 20},
+		{SmartSSDP2P(), 5 * sim.Millisecond, 20, 20},
+	}
+	for ci, c := range cases {
+		t.Run(fmt.Sprintf("%s/%d", c.cfg.Name, ci), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(uint64(ci), 19))
+			var at []sim.Time
+			var reqs []Request
+			now := sim.Time(0)
+			for len(reqs) < 400 {
+				now += sim.Time(r.Int64N(int64(2 * c.gap)))
+				for range 1 + r.IntN(4)*r.IntN(2) {
+					bytes := 1 + r.Int64N(int64(c.maxCmds)*c.cfg.MaxIOBytes)
+					if r.IntN(3) == 0 {
+						bytes = 1 + r.Int64N(c.cfg.PageBytes)
+					}
+					addr := r.Int64N(c.cfg.CapacityBytes - bytes)
+					at = append(at, now)
+					reqs = append(reqs, Request{Addr: addr, Bytes: bytes, Write: r.IntN(100) >= c.reads})
+				}
+			}
+			slow := c.cfg
+			slow.EventByEvent = true
+			want, wantAt, wantEnd := runSSDWorkload(t, slow, at, reqs)
+			got, gotAt, gotEnd := runSSDWorkload(t, c.cfg, at, reqs)
+			require.Len(t, wantAt, len(reqs), "the event path finishes every request")
+			require.Len(t, gotAt, len(reqs))
+			for i := range reqs {
+				require.Equal(t, wantAt[int64(i)], gotAt[int64(i)], "request %d (%+v at %v)", i, reqs[i], at[i])
+			}
+			assert.Equal(t, wantEnd, gotEnd, "the last event")
+			assert.Equal(t, want.Stats(), got.Stats())
+			assert.Equal(t, want.planes.free(), got.planes.free())
+			assert.Equal(t, orderBits(got.planes.free()), got.planes.desc)
+			assert.Equal(t, settled(want), settled(got))
+			assert.Equal(t, []any{want.planes.pos, want.planes.lap, want.pendingBytes, want.bufferUsed, want.lastRelease, want.ctrl},
+				[]any{got.planes.pos, got.planes.lap, got.pendingBytes, got.bufferUsed, got.lastRelease, got.ctrl})
+			if c.cfg.SmallIOLatency == 0 {
+				assert.Positive(t, got.run.nextID, "writes took the closed-form path")
+			}
+			t.Logf("%d writes in closed form", got.run.nextID)
+		})
+	}
+}
+
+// stageRecorder takes only stages (sim.StageSink).
+type stageRecorder struct{ sim.SpanRecorder }
+
+func (*stageRecorder) StagesOnly() {}
+
+// TestSSDFastPathBesideStageSinks: a sink that takes only stages leaves the
+// closed-form path on and gets no device span (the drive's and its link's
+// spans are not stages); one that takes every span turns the path off and
+// gets the commands' and transfers' spans.
+func TestSSDFastPathBesideStageSinks(t *testing.T) {
+	for _, all := range []bool{false, true} {
+		eng, s, c := newTestSSD(t, KioxiaCM6())
+		var sink sim.Sink = &stageRecorder{}
+		if all {
+			sink = &sim.SpanRecorder{}
+		}
+		eng.Trace().AddSink(sink)
+		s.Access(Request{Addr: 0, Bytes: 4 << 20, Write: true, Done: c.done(1)})
+		eng.Run()
+		require.Contains(t, c.at, int64(1))
+		if all {
+			assert.Zero(t, s.run.nextID, "every span wanted: event by event")
+			assert.Len(t, sink.(*sim.SpanRecorder).Spans, 8, "a link transfer and a command per MiB")
+		} else {
+			assert.Equal(t, int64(1), s.run.nextID, "the write ran in closed form")
+			assert.Empty(t, sink.(*stageRecorder).Spans)
+		}
+	}
+}

@@ -1,0 +1,123 @@
+package memory
+
+import "github.com/kvcosim/kvcosim/sim"
+
+// nandPlanes keeps when each NAND plane is next free, indexed by stripe
+// position, and the striped write pointer. A long export keeps every plane
+// busy: each page it writes finds its plane still programming the page
+// written one stripe earlier, so the plane's free time just grows by a
+// page's program time. That common case costs nothing per page: plane q is
+// free at
+//
+//	base[q] + prog x (the writes to q so far) = base[q] + prog x (lap + [q < pos])
+//
+// so moving the pointer over a stripe position adds a program time to the
+// position's free time without touching it, and only writes that find some
+// plane free, and reads, store free times (as base = free - prog x writes).
+//
+// desc has bit q set when plane q is free later than plane q+1 (mod the
+// planes): a run of positions with no bit set is in order of free time, so
+// its earliest and latest are its first and last.
+type nandPlanes struct {
+	base []sim.Time
+	desc []uint64
+	prog sim.Time // a page's program time, write amplification included
+	lap  int64    // the pointer's full turns
+	pos  int      // the write pointer
+}
+
+func newNANDPlanes(c SSDConfig) nandPlanes {
+	n := c.Planes()
+	return nandPlanes{base: make([]sim.Time, n), desc: make([]uint64, (n+63)/64),
+		prog: sim.TimeOf(float64(c.ProgramTime) * c.WriteAmplification)}
+}
+
+// at returns when plane q is free.
+func (p *nandPlanes) at(q int) sim.Time {
+	w := p.lap
+	if q < p.pos {
+		w++
+	}
+	return p.base[q] + p.prog*sim.Time(w)
+}
+
+// order recomputes the order bits of the n pairs from position q on
+// (q, q+1), (q+1, q+2), ..., mod the planes; q is at least -1.
+func (p *nandPlanes) order(q, n int) {
+	planes := len(p.base)
+	n = min(n, planes)
+	if q < 0 {
+		q += planes
+	}
+	next := p.at(q)
+	for range n {
+		cur := next
+		r := q + 1
+		if r == planes {
+			r = 0
+		}
+		next = p.at(r)
+		p.mark(q, cur > next)
+		q = r
+	}
+}
+
+// mark sets or clears the order bit of the pair (q, q+1).
+func (p *nandPlanes) mark(q int, later bool) {
+	if later {
+		p.desc[q>>6] |= 1 << (q & 63)
+	} else {
+		p.desc[q>>6] &^= 1 << (q & 63)
+	}
+}
+
+// sorted reports whether the n positions from q on (mod the planes) are
+// in order of free time: no order bit is set on the n-1 pairs among them.
+func (p *nandPlanes) sorted(q, n int) bool {
+	for left := n - 1; left > 0; {
+		word, bit := q>>6, q&63
+		k := min(left, 64-bit, len(p.base)-q)
+		mask := (uint64(1)<<k - 1) << bit
+		if k == 64 {
+			mask = ^uint64(0)
+		}
+		if p.desc[word]&mask != 0 {
+			return false
+		}
+		left -= k
+		if q += k; q == len(p.base) {
+			q = 0
+		}
+	}
+	return true
+}
+
+// busyWrite programs n pages (at most a stripe) from the pointer without
+// touching a plane, when every one of them arrives (at the latest at
+// arrive) no earlier than its plane is free: the positions are in order of
+// free time and the first is free no earlier than arrive. It returns when
+// the last is programmed, and whether it could.
+func (p *nandPlanes) busyWrite(n int, arrive sim.Time) (sim.Time, bool) {
+	planes := len(p.base)
+	if n > planes || p.at(p.pos) < arrive || !p.sorted(p.pos, n) {
+		return 0, false
+	}
+	lastPos := p.pos + n - 1
+	if lastPos >= planes {
+		lastPos -= planes
+	}
+	last := p.at(lastPos) + p.prog
+	first := p.pos
+	p.advance(n)
+	p.order(first-1, 1)
+	p.order(lastPos, 1)
+	return last, true
+}
+
+// advance moves the pointer n positions.
+func (p *nandPlanes) advance(n int) {
+	if p.pos += n; p.pos >= len(p.base) {
+		p.lap += int64(p.pos / len(p.base))
+		p.pos %= len(p.base)
+	}
+}

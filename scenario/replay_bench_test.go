@@ -1,0 +1,36 @@
+package scenario
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// BenchmarkReplayStoreAgainstNoStore replays the Mooncake conversation
+// trace (12,031 requests) at 4x time scale on one Llama-3-8B H100 node,
+// without a store (system.design=recompute) and with the patent's
+// (block hashing, unlimited storage), each run timed on its own, and
+// reports the store run's wall time as a multiple of the no-store run's
+// (ratio), each run's events per request and the store run's wall
+// seconds (issue 19: the ratio at most 3).
+func BenchmarkReplayStoreAgainstNoStore(b *testing.B) {
+	path := filepath.Join("..", "workloads", "testdata", "mooncake_conversation_trace.jsonl.gz")
+	base := []string{"workload.kind=mooncake", "workload.path=" + path, "workload.time_scale=0.25",
+		"model=llama-3-8b", "accelerator.tp=1"}
+	var noStore, store time.Duration
+	var noStoreEvents, storeEvents, requests float64
+	for b.Loop() {
+		t0 := time.Now()
+		s, _ := run(b, append(base, "system.design=recompute")...)
+		noStore += time.Since(t0)
+		noStoreEvents, requests = float64(s.Events), float64(s.RequestsCompleted)
+		t1 := time.Now()
+		s, _ = run(b, append(base, "fpga.hashing=block", "storage.capacity=unlimited")...)
+		store += time.Since(t1)
+		storeEvents = float64(s.Events)
+	}
+	b.ReportMetric(store.Seconds()/noStore.Seconds(), "ratio")
+	b.ReportMetric(store.Seconds()/float64(b.N), "store-s")
+	b.ReportMetric(noStoreEvents/requests, "events/request-nostore")
+	b.ReportMetric(storeEvents/requests, "events/request-store")
+}
