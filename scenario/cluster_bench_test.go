@@ -1,0 +1,45 @@
+package scenario
+
+import (
+	"fmt"
+	"runtime"
+	"testing"
+	"time"
+)
+
+// BenchmarkClusterDay runs a cluster of 64 default nodes sharing one
+// storage pool through a simulated day of the synthetic chat workload
+// (about 285,000 sessions, a million requests, at 3.3 sessions a second)
+// with the patent's store, and reports the wall time, the events per
+// request and the process's peak heap (issue 19: how far one process
+// goes; docs/studies.md); a tenth of the day first. `-benchtime 1x`: the
+// day takes minutes and most of 20 GiB.
+func BenchmarkClusterDay(b *testing.B) {
+	for _, c := range []struct {
+		nodes    int
+		sessions int
+	}{{64, 28_500}, {64, 285_000}} {
+		b.Run(fmt.Sprintf("nodes=%d/sessions=%d", c.nodes, c.sessions), func(b *testing.B) {
+			sets := []string{fmt.Sprintf("system.nodes=%d", c.nodes), fmt.Sprintf("workload.sessions=%d", c.sessions),
+				"workload.session_rate_per_s=3.3", "storage.capacity=unlimited"}
+			for b.Loop() {
+				start := time.Now()
+				s, _ := run(b, sets...)
+				b.ReportMetric(time.Since(start).Seconds(), "wall-s")
+				b.ReportMetric(float64(s.RequestsCompleted), "requests")
+				b.ReportMetric(float64(s.Events)/float64(s.RequestsCompleted), "events/request")
+				b.ReportMetric(s.SimTimeS/3600, "simulated-h")
+			}
+			b.ReportMetric(peakHeapMiB(), "peak-heap-MiB")
+		})
+	}
+}
+
+// peakHeapMiB is the heap the process holds from the system, in MiB: the
+// runtime keeps what a run's peak needed (bar what its scavenger gave
+// back), so after the run it is the peak within a few percent.
+func peakHeapMiB() float64 {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return float64(m.HeapSys) / (1 << 20)
+}
