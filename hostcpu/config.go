@@ -60,6 +60,11 @@ type Config struct {
 	TokenBudget int64
 	// KVBytesPerToken is the model's KV cache per token.
 	KVBytesPerToken int64
+	// DropAfterTurn releases a session's device KV at the end of each turn
+	// (counted as a device eviction; write-back exports it then), as the
+	// papers' recompute baseline does; otherwise it stays until evicted
+	// (vLLM's prefix caching).
+	DropAfterTurn bool
 	// MaxConcurrency > 0 replays closed loop: at most this many requests
 	// (with their exports) in flight, in trace order. 0 is open loop.
 	MaxConcurrency int

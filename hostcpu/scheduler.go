@@ -202,8 +202,9 @@ func (s *System) iterationDone(n *nodeState) {
 }
 
 // finish ends a turn: the record is complete, the session's history grows
-// and its KV stays resident (evictable); with write-through it is exported
-// now; the session's next turn comes after its gap.
+// and its KV stays resident (evictable), or leaves the device with
+// DropAfterTurn; with write-through it is exported now; the session's next
+// turn comes after its gap.
 func (s *System) finish(n *nodeState, slot int) {
 	now := s.eng.Now()
 	r := s.reqs.At(slot)
@@ -230,6 +231,9 @@ func (s *System) finish(n *nodeState, slot int) {
 	s.reqs.Take(slot) // r is not to be used from here on
 	if s.cfg.Export == AfterTurn {
 		s.startExport(sess, n.index, record)
+	}
+	if s.cfg.DropAfterTurn {
+		s.evict(n, sess) // accelerator.retain: off, the papers' baseline
 	}
 	s.release(sess) // closed loop: unless an export is in flight
 	if sess.turn < len(sess.plan.Turns) && s.closed == nil {

@@ -202,6 +202,7 @@ func (r *resolver) resolveAccelerator(sc *Scenario, out *resolved) {
 		r.check("accelerator.kv_capacity", err)
 	}
 	out.host.MaxBatch, out.host.TokenBudget = a.MaxBatch, int64(a.TokenBudget)
+	out.host.DropAfterTurn = r.oneOf("accelerator.retain", a.Retain, "on", "off") == "off"
 	out.host.KVBytesPerToken = m.KVBytesPerToken(kvdt)
 	if out.functional != nil {
 		out.host.KVBytesPerToken = int64(m.Layers) * int64(2*m.KVHeads*m.HeadDim) * 4 // float32

@@ -287,3 +287,24 @@ func BenchmarkReplayMooncakeConversation(b *testing.B) {
 		b.ReportMetric(float64(s.RequestsCompleted), "requests")
 	}
 }
+
+// With accelerator.retain off every turn's KV leaves the device at its
+// end: no resumed turn finds its history resident; recompute recomputes
+// it all, the patent's design imports it from the store instead.
+func TestRetainOffDropsEveryTurnsKV(t *testing.T) {
+	for _, design := range []string{"recompute", "fpga"} {
+		on, _ := run(t, "system.design="+design, "workload.sessions=40")
+		off, _ := run(t, "system.design="+design, "workload.sessions=40", "accelerator.retain=off")
+		require.Equal(t, on.RequestsCompleted, off.RequestsCompleted, design)
+		assert.Positive(t, on.PrefillTokensResident, "%s: with retain on some resumed turns find their history resident", design)
+		assert.Zero(t, off.PrefillTokensResident, design)
+		assert.Equal(t, int64(off.RequestsCompleted), off.Evictions["device"], "%s: one drop per completed turn", design)
+		if design == "recompute" {
+			assert.Equal(t, off.PromptTokens, off.PrefillTokensComputed, "every prompt token recomputed")
+		} else {
+			assert.Greater(t, off.PrefillTokensReused, on.PrefillTokensReused, "the store serves what the device no longer holds")
+		}
+	}
+	_, err := Load("", []string{"accelerator.retain=maybe"})
+	assert.ErrorContains(t, err, `key accelerator.retain: "maybe" is not allowed (allowed: on, off)`)
+}

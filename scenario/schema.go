@@ -47,6 +47,7 @@ type Accelerator struct {
 	Device        string   `yaml:"device"`
 	DeviceFile    string   `yaml:"device_file"` // a device in YAML over a preset (simrun calibrate --fit writes one)
 	Engine        string   `yaml:"engine"`      // the serving engine around the GPU's work
+	Retain        string   `yaml:"retain"`      // on: a session's KV stays in device memory between turns; off: dropped
 	TP            int      `yaml:"tp"`
 	WeightDType   string   `yaml:"weight_dtype"`
 	KVDType       string   `yaml:"kv_dtype"`
