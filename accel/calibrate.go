@@ -128,25 +128,33 @@ func possibleRuns(m Model, d Device, ms []measurement) []measurement {
 	return slices.DeleteFunc(slices.Clone(ms), func(x measurement) bool { return !possible(m, d, x) })
 }
 
-// splitwiseModel is the model of Splitwise's runs used here.
-func splitwiseModel() Model { return modelPresets["llama-2-70b"] }
-
 // splitwiseModels are the presets of the models of Splitwise's runs, by
 // Splitwise's names.
 var splitwiseModels = map[string]string{"llama2-70b": "llama-2-70b", "bloom-176b": "bloom-176b"}
 
-// splitwiseHalves are a hardware's Llama2-70B runs split into the fitting
-// and the held-out half, each without the impossible runs.
-func splitwiseHalves(ms []measurement, model, hardware string, d Device) (fit, held []measurement) {
+// splitwisePreset is the preset of a model of Splitwise's runs.
+func splitwisePreset(model string) Model { return modelPresets[splitwiseModels[model]] }
+
+// splitwiseClasses are Splitwise's hardware and the presets that stand
+// for them.
+var splitwiseClasses = []struct{ hardware, preset string }{{"a100-80gb", "a100-80gb"}, {"h100-80gb", "h100-sxm"}}
+
+// splitwiseRuns are a hardware's runs of a model, the impossible ones too.
+func splitwiseRuns(ms []measurement, model, hardware string) []measurement {
 	var runs []measurement
 	for _, m := range ms {
 		if m.model == model && m.hardware == hardware {
 			runs = append(runs, m)
 		}
 	}
-	fit, held = splitByConfig(runs)
-	preset := modelPresets[splitwiseModels[model]]
-	return possibleRuns(preset, d, fit), possibleRuns(preset, d, held)
+	return runs
+}
+
+// splitwiseHalves are a hardware's runs of a model split into the fitting
+// and the held-out half, each without the impossible runs.
+func splitwiseHalves(ms []measurement, model, hardware string, d Device) (fit, held []measurement) {
+	fit, held = splitByConfig(splitwiseRuns(ms, model, hardware))
+	return possibleRuns(splitwisePreset(model), d, fit), possibleRuns(splitwisePreset(model), d, held)
 }
 
 // heldOut measures a device and Splitwise's engine on a hardware's
@@ -163,7 +171,7 @@ func heldOut(ms []measurement, model, hardware string, d Device, engine Engine) 
 func errorsOn(model string, runs []measurement, d Device, engine Engine) FitResult {
 	var prompt, token []float64
 	for _, x := range runs {
-		p, t := predict(modelPresets[splitwiseModels[model]], d, x, engine)
+		p, t := predict(splitwisePreset(model), d, x, engine)
 		prompt = append(prompt, math.Abs(p/x.promptMs-1))
 		token = append(token, math.Abs(t/x.tokenMs-1))
 	}
@@ -189,6 +197,22 @@ func BreakEvenBandwidth(m Model, d Device, tp int, prefix int64) float64 {
 	return float64(prefix*m.KVBytesPerToken(BF16)) / seconds
 }
 
+// errorChecks are the median and p90 |error| of prompt and per-token
+// times as checks named prefix + time + kind + quantile, bounded by
+// tolerance and cited by source, each [median, p90].
+func errorChecks(prefix, kind string, f FitResult, tolerance [2]float64, source [2]string) []sim.Calibration {
+	var out []sim.Calibration
+	for i, q := range []struct {
+		name          string
+		prompt, token float64
+	}{{"median", f.PromptMedian, f.TokenMedian}, {"p90", f.PromptP90, f.TokenP90}} {
+		out = append(out,
+			sim.NewCalibration(prefix+"prompt_time "+kind+q.name+" |error|", 0, q.prompt, "fraction", tolerance[i], source[i]),
+			sim.NewCalibration(prefix+"token_time "+kind+q.name+" |error|", 0, q.token, "fraction", tolerance[i], source[i]))
+	}
+	return out
+}
+
 // p90Note says how far the Splitwise p90 errors are from the 15 % aimed
 // at (docs/accel.md, "Calibration").
 const p90Note = "; p90 bounded at 25 %: under 15 % but for A100 prompt times, whose runs of equal token counts disagree by up to 42 %"
@@ -196,7 +220,7 @@ const p90Note = "; p90 bounded at 25 %: under 15 % but for A100 prompt times, wh
 // profileCalibrations hold the presets to the H100 profile measured for
 // this project: each group's mean absolute error at most 10 %.
 func profileCalibrations() ([]sim.Calibration, error) {
-	p, err := parseProfile("accel/calibdata/h100-llama-3-8b-2026-11-23.json", measuredProfileH100)
+	p, err := h100Profile()
 	if err != nil {
 		return nil, err
 	}
@@ -229,23 +253,16 @@ func Calibrations() ([]sim.Calibration, error) {
 	}
 	engine, _ := ParseEngine("vllm-v0")
 	const src = "Splitwise perf_model.csv (Llama2-70B, TP 2/4/8), fitted on half the configurations"
-	for _, hw := range []struct{ name, preset string }{{"a100-80gb", "a100-80gb"}, {"h100-80gb", "h100-sxm"}} {
-		f := heldOut(ms, "llama2-70b", hw.name, devicePresets[hw.preset], engine)
-		out = append(out,
-			sim.NewCalibration(hw.name+" prompt_time held-out median |error|", 0, f.PromptMedian, "fraction", 0.15, src),
-			sim.NewCalibration(hw.name+" token_time held-out median |error|", 0, f.TokenMedian, "fraction", 0.15, src),
-			sim.NewCalibration(hw.name+" prompt_time held-out p90 |error|", 0, f.PromptP90, "fraction", 0.25, src+p90Note),
-			sim.NewCalibration(hw.name+" token_time held-out p90 |error|", 0, f.TokenP90, "fraction", 0.25, src+p90Note))
+	const unseen = "Splitwise perf_model.csv, BLOOM-176B (TP 8): every run, a model the fit never saw; reported, bounded at 40 %"
+	for _, c := range splitwiseClasses {
+		d := devicePresets[c.preset]
+		out = append(out, errorChecks(c.hardware+" ", "held-out ", heldOut(ms, "llama2-70b", c.hardware, d, engine),
+			[2]float64{0.15, 0.25}, [2]string{src, src + p90Note})...)
 	}
-	for _, hw := range []struct{ name, preset string }{{"a100-80gb", "a100-80gb"}, {"h100-80gb", "h100-sxm"}} {
-		fit, held := splitwiseHalves(ms, "bloom-176b", hw.name, devicePresets[hw.preset])
-		f := errorsOn("bloom-176b", append(fit, held...), devicePresets[hw.preset], engine)
-		const unseen = "Splitwise perf_model.csv, BLOOM-176B (TP 8): every run, a model the fit never saw; reported, bounded at 40 %"
-		out = append(out,
-			sim.NewCalibration(hw.name+" bloom-176b prompt_time median |error|", 0, f.PromptMedian, "fraction", 0.40, unseen),
-			sim.NewCalibration(hw.name+" bloom-176b token_time median |error|", 0, f.TokenMedian, "fraction", 0.40, unseen),
-			sim.NewCalibration(hw.name+" bloom-176b prompt_time p90 |error|", 0, f.PromptP90, "fraction", 0.40, unseen),
-			sim.NewCalibration(hw.name+" bloom-176b token_time p90 |error|", 0, f.TokenP90, "fraction", 0.40, unseen))
+	for _, c := range splitwiseClasses {
+		d := devicePresets[c.preset]
+		f := errorsOn("bloom-176b", possibleRuns(splitwisePreset("bloom-176b"), d, splitwiseRuns(ms, "bloom-176b", c.hardware)), d, engine)
+		out = append(out, errorChecks(c.hardware+" bloom-176b ", "", f, [2]float64{0.40, 0.40}, [2]string{unseen, unseen})...)
 	}
 	profile, err := profileCalibrations()
 	if err != nil {
@@ -276,24 +293,26 @@ const samplingVocab = 128256
 // FlashInfer's blog measured that path on an older PyTorch at 5.4 ms for
 // batch 128, twice what 2.11 takes.
 func samplingCalibrations() []sim.Calibration {
-	const src = "FlashInfer blog 'Sorting-Free GPU Kernels for LLM Sampling' (2025-03-10), H100, vocab 128 K, top-k/top-p"
+	const flashinfer = "FlashInfer blog 'Sorting-Free GPU Kernels for LLM Sampling' (2025-03-10), H100, vocab 128 K, top-k/top-p"
+	const measured = "accel/calibdata/h100-llama-3-8b-2026-11-23.json, sampling: PyTorch 2.11 sort path in a CUDA graph"
 	h100 := devicePresets["h100-sxm"]
-	ms := func(w kernels.Work) float64 { return h100.KernelTime(w).Seconds() * 1e3 }
 	var out []sim.Calibration
 	for _, c := range []struct {
-		batch  int
-		target float64
-	}{{2, 0.56}, {32, 0.84}, {128, 1.27}} {
-		out = append(out, sim.NewCalibration(fmt.Sprintf("flashinfer top-k/top-p sampling, h100, batch %d", c.batch), c.target,
-			ms(kernels.FlashInferWork(c.batch, samplingVocab)), "ms", 0.15, src))
-	}
-	const measured = "accel/calibdata/h100-llama-3-8b-2026-11-23.json, sampling: PyTorch 2.11 sort path in a CUDA graph"
-	for _, c := range []struct {
-		batch  int
-		target float64
-	}{{16, 0.617}, {64, 1.311}, {128, 2.755}} {
-		out = append(out, sim.NewCalibration(fmt.Sprintf("pytorch sort-based top-k/top-p sampling, h100, batch %d", c.batch), c.target,
-			ms(kernels.SortBasedWork(c.batch, samplingVocab)), "ms", 0.2, measured))
+		path              string
+		work              func(batch, vocab int) kernels.Work
+		batch             int
+		target, tolerance float64
+		source            string
+	}{
+		{"flashinfer top-k/top-p sampling", kernels.FlashInferWork, 2, 0.56, 0.15, flashinfer},
+		{"flashinfer top-k/top-p sampling", kernels.FlashInferWork, 32, 0.84, 0.15, flashinfer},
+		{"flashinfer top-k/top-p sampling", kernels.FlashInferWork, 128, 1.27, 0.15, flashinfer},
+		{"pytorch sort-based top-k/top-p sampling", kernels.SortBasedWork, 16, 0.617, 0.2, measured},
+		{"pytorch sort-based top-k/top-p sampling", kernels.SortBasedWork, 64, 1.311, 0.2, measured},
+		{"pytorch sort-based top-k/top-p sampling", kernels.SortBasedWork, 128, 2.755, 0.2, measured},
+	} {
+		out = append(out, sim.NewCalibration(fmt.Sprintf("%s, h100, batch %d", c.path, c.batch), c.target,
+			h100.KernelTime(c.work(c.batch, samplingVocab)).Seconds()*1e3, "ms", c.tolerance, c.source))
 	}
 	return out
 }

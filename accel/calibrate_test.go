@@ -55,11 +55,11 @@ func TestSplitKeepsRepeatsTogether(t *testing.T) {
 func TestPossibleLeavesOutOnlyTheShortRuns(t *testing.T) {
 	ms, err := loadMeasurements()
 	require.NoError(t, err)
-	for _, c := range []struct{ hardware, preset string }{{"a100-80gb", "a100-80gb"}, {"h100-80gb", "h100-sxm"}} {
+	for _, c := range splitwiseClasses {
 		fit, held := splitwiseHalves(ms, "llama2-70b", c.hardware, devicePresets[c.preset])
 		dropped := 0
 		for _, m := range ms {
-			if m.model != "llama2-70b" || m.hardware != c.hardware || possible(splitwiseModel(), devicePresets[c.preset], m) {
+			if m.model != "llama2-70b" || m.hardware != c.hardware || possible(splitwisePreset("llama2-70b"), devicePresets[c.preset], m) {
 				continue
 			}
 			dropped++

@@ -1,10 +1,9 @@
 package accel
 
 import (
-	"fmt"
 	"math"
-	"strings"
 
+	"github.com/kvcosim/kvcosim/internal/names"
 	"github.com/kvcosim/kvcosim/sim"
 )
 
@@ -50,20 +49,9 @@ func (e Engine) around(gpu sim.Time, layers, seqs int, prompt bool) sim.Time {
 }
 
 // EngineNames lists the engines' names.
-func EngineNames() []string {
-	out := make([]string, len(Engines))
-	for i, e := range Engines {
-		out[i] = e.Name
-	}
-	return out
-}
+func EngineNames() []string { return names.Of(Engines, engineName) }
 
 // ParseEngine reads an engine's name.
-func ParseEngine(name string) (Engine, error) {
-	for _, e := range Engines {
-		if e.Name == name {
-			return e, nil
-		}
-	}
-	return Engine{}, fmt.Errorf("%q is not allowed (allowed: %s)", name, strings.Join(EngineNames(), ", "))
-}
+func ParseEngine(name string) (Engine, error) { return names.Find("engine", Engines, engineName, name) }
+
+func engineName(e Engine) string { return e.Name }

@@ -78,47 +78,41 @@ type coefficient struct {
 	set    func(d *Device, e map[string]Engine, v float64)
 }
 
-// engineCoefficients are an engine's overhead per iteration and launch
-// time per layer (in us), fitted.
+// engineCoefficients are an engine's fitted overheads (in us) and, for an
+// engine that launches its layers from the host, its launch times and
+// their overlap with the GPU's work.
 func engineCoefficients(engine string, launches bool) []coefficient {
-	out := []coefficient{{engine + " iteration overhead (us)", 0, 20000,
-		func(_ *Device, e map[string]Engine) float64 { return float64(e[engine].IterationOverhead) / 1e6 },
-		func(_ *Device, e map[string]Engine, v float64) {
-			x := e[engine]
-			x.IterationOverhead = sim.TimeOf(v * 1e6)
-			e[engine] = x
-		}}}
-	out = append(out, coefficient{engine + " sequence overhead (us)", 0, 2000,
-		func(_ *Device, e map[string]Engine) float64 { return float64(e[engine].SequenceOverhead) / 1e6 },
-		func(_ *Device, e map[string]Engine, v float64) {
-			x := e[engine]
-			x.SequenceOverhead = sim.TimeOf(v * 1e6)
-			e[engine] = x
-		}})
-	if launches {
-		out = append(out, coefficient{engine + " overlap", 1, 20,
-			func(_ *Device, e map[string]Engine) float64 { return e[engine].Overlap },
-			func(_ *Device, e map[string]Engine, v float64) {
-				x := e[engine]
-				x.Overlap = v
-				e[engine] = x
-			}})
-		out = append(out, coefficient{engine + " layer launch (us)", 0, 3000,
-			func(_ *Device, e map[string]Engine) float64 { return float64(e[engine].LayerLaunch) / 1e6 },
-			func(_ *Device, e map[string]Engine, v float64) {
-				x := e[engine]
-				x.LayerLaunch = sim.TimeOf(v * 1e6)
-				e[engine] = x
-			}})
-		out = append(out, coefficient{engine + " prefill layer launch (us)", 0, 3000,
-			func(_ *Device, e map[string]Engine) float64 { return float64(e[engine].PrefillLayerLaunch) / 1e6 },
-			func(_ *Device, e map[string]Engine, v float64) {
-				x := e[engine]
-				x.PrefillLayerLaunch = sim.TimeOf(v * 1e6)
-				e[engine] = x
-			}})
+	out := []coefficient{
+		engineTime(engine, "iteration overhead", 20000, func(e *Engine) *sim.Time { return &e.IterationOverhead }),
+		engineTime(engine, "sequence overhead", 2000, func(e *Engine) *sim.Time { return &e.SequenceOverhead }),
 	}
-	return out
+	if !launches {
+		return out
+	}
+	return append(out, coefficient{engine + " overlap", 1, 20,
+		func(_ *Device, e map[string]Engine) float64 { return e[engine].Overlap },
+		func(_ *Device, e map[string]Engine, v float64) {
+			x := e[engine]
+			x.Overlap = v
+			e[engine] = x
+		}},
+		engineTime(engine, "layer launch", 3000, func(e *Engine) *sim.Time { return &e.LayerLaunch }),
+		engineTime(engine, "prefill layer launch", 3000, func(e *Engine) *sim.Time { return &e.PrefillLayerLaunch }))
+}
+
+// engineTime is one of an engine's times as a coefficient in us, from 0
+// to hiUs.
+func engineTime(engine, name string, hiUs float64, field func(*Engine) *sim.Time) coefficient {
+	return coefficient{engine + " " + name + " (us)", 0, hiUs,
+		func(_ *Device, e map[string]Engine) float64 {
+			x := e[engine]
+			return float64(*field(&x)) / 1e6
+		},
+		func(_ *Device, e map[string]Engine, v float64) {
+			x := e[engine]
+			*field(&x) = sim.TimeOf(v * 1e6)
+			e[engine] = x
+		}}
 }
 
 // deviceCoefficients are a device's fitted coefficients.
@@ -153,14 +147,12 @@ func descend(ts []target, d Device, engines map[string]Engine, cs []coefficient)
 	best := fitError(ts, d, engines)
 	for range descentSweeps {
 		for _, c := range cs {
-			try := func(v float64) float64 {
+			try := func(v float64) {
 				td, te := d, maps.Clone(engines)
 				c.set(&td, te, v)
-				e := fitError(ts, td, te)
-				if e < best {
+				if e := fitError(ts, td, te); e < best {
 					d, engines, best = td, te, e
 				}
-				return e
 			}
 			// a coarse grid over the whole range, then a finer one around
 			// the best value, twice: valleys narrower than the grid's step
@@ -205,6 +197,11 @@ type Fit struct {
 //go:embed calibdata/h100-llama-3-8b-2026-11-23.json
 var measuredProfileH100 []byte
 
+// h100Profile reads the embedded H100 profile.
+func h100Profile() (*Profile, error) {
+	return parseProfile("accel/calibdata/h100-llama-3-8b-2026-11-23.json", measuredProfileH100)
+}
+
 // fitStart is where the fit starts, whatever the presets say, so that a
 // refit reproduces them: round figures of the right size.
 var fitStart = fit{Linear: 0.6, LinearHalfTokens: 200, Attention: 0.5, CachedAttention: 0.3, Memory: 0.8,
@@ -231,7 +228,7 @@ func FitPresets() (Fit, error) {
 	if err != nil {
 		return Fit{}, err
 	}
-	profile, err := parseProfile("calibdata/h100-llama-3-8b-2026-11-23.json", measuredProfileH100)
+	profile, err := h100Profile()
 	if err != nil {
 		return Fit{}, err
 	}
@@ -258,7 +255,7 @@ func FitPresets() (Fit, error) {
 func fitClass(ms []measurement, hardware string, d Device, extra []target, engines map[string]Engine,
 	cs []coefficient) (FitResult, map[string]Engine) {
 	fitRuns, _ := splitwiseHalves(ms, "llama2-70b", hardware, d)
-	d, engines = descend(append(splitwiseTargets(splitwiseModel(), d, fitRuns), extra...), d, maps.Clone(engines), cs)
+	d, engines = descend(append(splitwiseTargets(splitwisePreset("llama2-70b"), d, fitRuns), extra...), d, maps.Clone(engines), cs)
 	return heldOut(ms, "llama2-70b", hardware, d, engines["vllm-v0"]), engines
 }
 

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"slices"
@@ -201,7 +202,7 @@ func (p *Profile) readModels(f profileFile, add func(MeasuredRow, string, map[st
 		}},
 	}
 	for _, g := range groups {
-		for _, model := range sortedKeys(g.rows) {
+		for _, model := range slices.Sorted(maps.Keys(g.rows)) {
 			m, err := f.model(model)
 			if err != nil {
 				return fmt.Errorf("%s: %s.%s: %w", p.Path, g.name, model, err)
@@ -260,15 +261,6 @@ func (s ProfileShape) model(name string) (Model, error) {
 	return m, m.Validate(1)
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 func sizeText(b int64) string {
 	if b >= 1<<30 {
 		return fmt.Sprintf("%d GiB", b>>30)
@@ -289,8 +281,10 @@ func ProfileDevice(gpu string) (string, error) {
 
 // Compared is a measured row beside the model's price.
 type Compared struct {
-	Group, Label      string
-	ModelS, MeasuredS float64
+	Group     string  `json:"group"`
+	Label     string  `json:"label"`
+	ModelS    float64 `json:"model_s"`
+	MeasuredS float64 `json:"measured_s"`
 }
 
 // Error is (model - measured) / measured.

@@ -50,20 +50,9 @@ var designs = []Design{
 }
 
 // DesignNames lists the designs' names.
-func DesignNames() []string {
-	out := make([]string, len(designs))
-	for i, d := range designs {
-		out[i] = d.Name
-	}
-	return out
-}
+func DesignNames() []string { return names.Of(designs, Design.String) }
 
 // ParseDesign reads a design name.
 func ParseDesign(name string) (Design, error) {
-	for _, d := range designs {
-		if d.Name == name {
-			return d, nil
-		}
-	}
-	return Design{}, &names.UnknownError{What: "design", Name: name, Valid: DesignNames()}
+	return names.Find("design", designs, Design.String, name)
 }

@@ -43,17 +43,13 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 	for _, suite := range calibrationSuites {
 		c, err := suite()
 		if err != nil {
-			fmt.Fprintf(stderr, "simrun calibrate: %v\n", err)
-			return 2
+			return calibrateFailed(stderr, err)
 		}
 		checks = append(checks, c...)
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(checks); err != nil {
-			fmt.Fprintf(stderr, "simrun calibrate: %v\n", err)
-			return 2
+		if err := printJSON(stdout, checks); err != nil {
+			return calibrateFailed(stderr, err)
 		}
 	} else {
 		printCalibrations(stdout, checks)
@@ -64,6 +60,19 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return 0
+}
+
+// calibrateFailed reports an error that stops simrun calibrate: exit 2.
+func calibrateFailed(stderr io.Writer, err error) int {
+	fmt.Fprintf(stderr, "simrun calibrate: %v\n", err)
+	return 2
+}
+
+// printJSON writes v as indented JSON.
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
 func printCalibrations(w io.Writer, checks []sim.Calibration) {
@@ -117,33 +126,18 @@ func runMeasured(m measuredRun, stdout, stderr io.Writer) int {
 		rows, err = accel.Compare(p, d, m.engine)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "simrun calibrate: %v\n", err)
-		return 2
+		return calibrateFailed(stderr, err)
 	}
-	path, tolerancePct, asJSON := m.path, m.tolerancePct, m.asJSON
 	groups := accel.GroupErrors(rows)
-	if asJSON {
-		type row struct {
-			Group     string  `json:"group"`
-			Label     string  `json:"label"`
-			ModelS    float64 `json:"model_s"`
-			MeasuredS float64 `json:"measured_s"`
-		}
-		out := make([]row, len(rows))
-		for i, r := range rows {
-			out[i] = row{r.Group, r.Label, r.ModelS, r.MeasuredS}
-		}
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(out); err != nil {
-			fmt.Fprintf(stderr, "simrun calibrate: %v\n", err)
-			return 2
+	if m.asJSON {
+		if err := printJSON(stdout, rows); err != nil {
+			return calibrateFailed(stderr, err)
 		}
 	} else {
-		printMeasured(stdout, path, device, rows, groups, tolerancePct)
+		printMeasured(stdout, m.path, device, rows, groups, m.tolerancePct)
 	}
 	for _, g := range groups {
-		if 100*g.MAPE > tolerancePct {
+		if 100*g.MAPE > m.tolerancePct {
 			return 1
 		}
 	}
@@ -178,8 +172,7 @@ func printMeasured(w io.Writer, path, device string, rows []accel.Compared, grou
 func runFitPresets(stdout, stderr io.Writer) int {
 	f, err := accel.FitPresets()
 	if err != nil {
-		fmt.Fprintf(stderr, "simrun calibrate: %v\n", err)
-		return 2
+		return calibrateFailed(stderr, err)
 	}
 	for _, class := range []string{"a100-80gb", "h100-80gb"} {
 		c := f.Classes[class]
@@ -204,8 +197,7 @@ func runFitProfile(path, device, out string, stdout, stderr io.Writer) int {
 		fitted, err = accel.FitProfile(p, d)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "simrun calibrate: %v\n", err)
-		return 2
+		return calibrateFailed(stderr, err)
 	}
 	for _, x := range []struct {
 		what string
@@ -221,8 +213,7 @@ func runFitProfile(path, device, out string, stdout, stderr io.Writer) int {
 	file := accel.DeviceFileOf(device, fitted).YAML("fitted by `simrun calibrate --measured "+path+" --fit` over the "+device+" preset",
 		"use it with accelerator.device_file: "+out)
 	if err := reports.WriteFile(out, func(w io.Writer) error { _, err := w.Write(file); return err }); err != nil {
-		fmt.Fprintf(stderr, "simrun calibrate: %v\n", err)
-		return 2
+		return calibrateFailed(stderr, err)
 	}
 	fmt.Fprintf(stdout, "wrote %s\n", out)
 	return 0

@@ -51,3 +51,25 @@ type UnknownError struct {
 func (e *UnknownError) Error() string {
 	return fmt.Sprintf("%q is not allowed (allowed: %s)", e.Name, strings.Join(e.Valid, ", "))
 }
+
+// Of lists the names of a table of rows that carry their own (designs,
+// engines), in table order.
+func Of[T any](rows []T, name func(T) string) []string {
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = name(r)
+	}
+	return out
+}
+
+// Find returns the row of a table named s, or an *UnknownError that lists
+// the rows' names; what says what the rows are.
+func Find[T any](what string, rows []T, name func(T) string, s string) (T, error) {
+	for _, r := range rows {
+		if name(r) == s {
+			return r, nil
+		}
+	}
+	var zero T
+	return zero, &UnknownError{What: what, Name: s, Valid: Of(rows, name)}
+}

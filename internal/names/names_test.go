@@ -31,3 +31,15 @@ func ExampleTable() {
 	fmt.Println(s, err, schemes.Names())
 	// Output: 1 <nil> [patent block]
 }
+
+func TestFindReadsATableOfRowsByTheirOwnNames(t *testing.T) {
+	type row struct{ name string }
+	rows := []row{{"a"}, {"b"}}
+	name := func(r row) string { return r.name }
+	assert.Equal(t, []string{"a", "b"}, Of(rows, name))
+	r, err := Find("row", rows, name, "b")
+	require.NoError(t, err)
+	assert.Equal(t, row{"b"}, r)
+	_, err = Find("row", rows, name, "c")
+	assert.EqualError(t, err, `"c" is not allowed (allowed: a, b)`)
+}
