@@ -65,6 +65,10 @@ type Config struct {
 	// papers' recompute baseline does; otherwise it stays until evicted
 	// (vLLM's prefix caching).
 	DropAfterTurn bool
+	// Mech are the store's mechanisms (load, save, prefetch, eviction,
+	// streaming); Layers is the model's, for a layer-wise load.
+	Mech   Mechanisms
+	Layers int64
 	// MaxConcurrency > 0 replays closed loop: at most this many requests
 	// (with their exports) in flight, in trace order. 0 is open loop.
 	MaxConcurrency int
@@ -89,6 +93,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("fpga.block_tokens = %d: must be positive", c.BlockTokens)
 	case c.KVBytesPerToken < 1:
 		return fmt.Errorf("kv bytes per token must be positive")
+	case c.Mech.Load == LoadLayerwise && c.Layers < 1:
+		return fmt.Errorf("store.load: layerwise needs the model's layers")
 	}
 	return nil
 }

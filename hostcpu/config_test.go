@@ -17,7 +17,7 @@ func validConfig() Config {
 }
 
 func TestParseDesign(t *testing.T) {
-	assert.Equal(t, []string{"recompute", "cpu", "fpga"}, DesignNames())
+	assert.Equal(t, []string{"recompute", "cpu", "fpga", "lmcache", "cachedattention"}, DesignNames())
 	for _, name := range DesignNames() {
 		d, err := ParseDesign(name)
 		require.NoError(t, err)
@@ -25,7 +25,7 @@ func TestParseDesign(t *testing.T) {
 		assert.NotNil(t, d.newStore, name)
 	}
 	_, err := ParseDesign("tpu")
-	assert.EqualError(t, err, `"tpu" is not allowed (allowed: recompute, cpu, fpga)`)
+	assert.EqualError(t, err, `"tpu" is not allowed (allowed: recompute, cpu, fpga, lmcache, cachedattention)`)
 }
 
 func TestConfigRejects(t *testing.T) {

@@ -1,6 +1,9 @@
 package hostcpu
 
-import "github.com/kvcosim/kvcosim/internal/names"
+import (
+	"github.com/kvcosim/kvcosim/internal/names"
+	"github.com/kvcosim/kvcosim/kvstore"
+)
 
 // Store is a design's way of keeping KV caches beyond the accelerator's
 // memory, as the host drives it: look a request's object up, move what was
@@ -34,8 +37,17 @@ type Design struct {
 	// Stores: the design keeps KV in the storage pool, through its index.
 	Stores bool
 	// Card: every node needs the patent's FPGA card.
-	Card     bool
-	newStore func(s *System) Store
+	Card bool
+	// Mech are the design's own store mechanisms (store: keys left
+	// empty); Layout its objects' layout unless fpga.layout is given.
+	Mech Mechanisms
+	// DRAMTier: unless storage.tiers is given, the store keeps objects in
+	// a host-DRAM tier (store.dram_tier) above storage.device.
+	DRAMTier bool
+	// ChunkTokens > 0: unless fpga.hashing is given, the design keys
+	// prefix-chained chunks of this many tokens (the block scheme).
+	ChunkTokens int64
+	newStore    func(s *System) Store
 }
 
 // String returns the design's name.
@@ -47,6 +59,10 @@ var designs = []Design{
 	{Name: "recompute", newStore: newRecomputeStore},
 	{Name: "cpu", Stores: true, newStore: newCPUStore},
 	{Name: "fpga", Stores: true, Card: true, newStore: newFPGAStore},
+	{Name: "lmcache", Stores: true, DRAMTier: true, ChunkTokens: 256, newStore: newLMCacheStore,
+		Mech: Mechanisms{Load: LoadLayerwise, Save: SaveAsync, Layout: kvstore.LayoutLayerMajor}},
+	{Name: "cachedattention", Stores: true, DRAMTier: true, newStore: newCachedAttentionStore,
+		Mech: Mechanisms{Load: LoadLayerwise, Save: SaveAsync, Prefetch: PrefetchQueue, Eviction: EvictQueueAware, Layout: kvstore.LayoutLayerMajor}},
 }
 
 // DesignNames lists the designs' names.

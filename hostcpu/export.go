@@ -51,8 +51,41 @@ func (s *System) startExport(sess *session, node int, record int) {
 		}
 	}
 	t.bytes = newTokens * s.cfg.KVBytesPerToken
-	id := s.exports.Put(t)
-	s.exportStep(id)
+	if s.cfg.Mech.Save == SaveAsync && !s.bufferRoom(t.bytes) {
+		if s.cfg.Mech.AsyncFull == FullDrop {
+			s.counts.ExportsDropped++
+			sess.exporting = false
+			return
+		}
+		s.counts.ExportsBlocked++
+		s.blocked.Push(s.exports.Put(t))
+		return
+	}
+	s.buffered += t.bytes
+	s.exportStep(s.exports.Put(t))
+}
+
+// bufferRoom reports whether an asynchronous export of bytes may start:
+// the buffer has room, or (an export larger than all of it) is empty and
+// no export waits before it.
+func (s *System) bufferRoom(bytes int64) bool {
+	if s.blocked.Len() > 0 {
+		return false
+	}
+	return s.buffered+bytes <= s.cfg.Mech.AsyncBufferBytes || s.buffered == 0
+}
+
+// unblock starts the exports that waited for the buffer, in order, while
+// it has room.
+func (s *System) unblock() {
+	for s.blocked.Len() > 0 {
+		t := s.exports.At(s.blocked.Peek())
+		if s.buffered+t.bytes > s.cfg.Mech.AsyncBufferBytes && s.buffered > 0 {
+			return
+		}
+		s.buffered += t.bytes
+		s.exportStep(s.blocked.Pop())
+	}
 }
 
 // traceKeys are the block keys a trace gave for the session's last turn.
@@ -73,6 +106,10 @@ func (s *System) exportStep(id int) {
 	case t.phase == 1:
 		s.store.Offload(id)
 	case t.phase == 2:
+		if s.cfg.Mech.Save == SaveAsync {
+			t.sess.buffered = true // the next turn need not wait
+			s.unpark(t.sess)
+		}
 		t.pending = s.store.Save(id)
 		if t.pending == 0 {
 			s.exported(id)
@@ -102,7 +139,11 @@ type exportOutcome struct {
 func (s *System) exported(id int) {
 	t := s.exports.Take(id)
 	sess := t.sess
-	sess.exporting = false
+	sess.exporting, sess.buffered = false, false
+	if s.cfg.Mech.Save == SaveAsync {
+		s.buffered -= t.bytes
+		defer s.unblock()
+	}
 	if s.fn != nil {
 		s.writeExport(&t)
 	}
@@ -134,9 +175,16 @@ func (s *System) exported(id int) {
 		sess.exportAgain = false
 		s.startExport(sess, t.node, sess.lastRecord)
 	}
-	if p := sess.parked; p >= 0 && !sess.exporting {
+	s.unpark(sess)
+	s.release(sess)
+}
+
+// unpark lets a request parked behind the session's export decide again
+// once the store holds the latest version, or (asynchronous save) its
+// buffer does.
+func (s *System) unpark(sess *session) {
+	if p := sess.parked; p >= 0 && (!sess.exporting || sess.buffered) {
 		sess.parked = -1
 		s.decide(p)
 	}
-	s.release(sess)
 }

@@ -42,6 +42,12 @@ type Record struct {
 	// store lookup (Query), moving KV in (Import), prefill, decode, and the
 	// export that followed the turn.
 	Queue, QueryTime, Import, Prefill, Decode, Export sim.Time
+	// Parked is the wait for the session's previous export (a synchronous
+	// save); LoadStall what a layer-wise load added to the request's first
+	// iteration.
+	// KVWait is a resumed turn's whole wait for its KV: Parked, the lookup
+	// and the import (a whole load) or LoadStall (a layer-wise one).
+	Parked, LoadStall, KVWait sim.Time
 	// TTFT, TPOT and E2E are the user-visible latencies.
 	TTFT, TPOT, E2E sim.Time
 	ImportBytes     int64
@@ -58,4 +64,10 @@ type Counts struct {
 	DeviceEvictions       int64
 	Exports, ExportFailed int64
 	Migrations            int64
+	// Prefetches started; each was used (landed before its load started)
+	// or late (the load waited for it).
+	Prefetches, PrefetchUsed, PrefetchLate int64
+	// ExportsBlocked waited for room in the asynchronous exports' buffer;
+	// ExportsDropped found it full and were not stored.
+	ExportsBlocked, ExportsDropped int64
 }

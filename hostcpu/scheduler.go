@@ -17,6 +17,11 @@ type nodeState struct {
 	it        accel.Iteration // the slices build reuses
 	iterating bool
 	residents map[int64]*session
+	// iterCost and iterEnd are the running iteration's compute and when
+	// the accelerator ends it; loadWait: it ended, held for a layer-wise
+	// load still moving
+	iterCost, iterEnd sim.Time
+	loadWait          bool
 }
 
 // member is a request's part of an iteration: a prefill chunk or a decode.
@@ -45,7 +50,8 @@ func (s *System) kick(n *nodeState) {
 		return
 	}
 	n.iterating = true
-	n.Exec.Run(it, sim.Event{Handler: s, Op: opIteration, Arg: int64(n.index)})
+	n.iterCost = n.Exec.Run(it, sim.Event{Handler: s, Op: opIteration, Arg: int64(n.index)}).Total
+	n.iterEnd = s.eng.Now() + n.iterCost
 }
 
 // admit moves waiting requests into the batch, first come first served,
@@ -70,6 +76,7 @@ func (s *System) admit(n *nodeState) {
 			panic(err) // Extra <= Free was just established
 		}
 		n.waiting.Pop()
+		s.keep(r, -1)
 		delete(n.residents, r.sess.id) // running, not evictable
 		now := s.eng.Now()
 		r.rec.Queue += now - r.stageStart
@@ -83,6 +90,9 @@ func (s *System) admit(n *nodeState) {
 		r.rec.ComputedTokens = r.prefillLeft
 		r.outputLeft = r.rec.OutputTokens
 		n.running = append(n.running, slot)
+		if r.load == loadAwaiting {
+			s.startLoad(slot)
+		}
 		if s.fn != nil {
 			s.startGeneration(r)
 		}
@@ -91,6 +101,7 @@ func (s *System) admit(n *nodeState) {
 
 // reject drops a request that could never fit the accelerator's memory.
 func (s *System) reject(slot int) {
+	s.keep(s.reqs.At(slot), -1)
 	r := s.reqs.Take(slot)
 	s.rejected++
 	s.records[r.record] = r.rec
@@ -166,6 +177,9 @@ func (s *System) build(n *nodeState) accel.Iteration {
 // iterationDone applies an iteration to its requests and finishes those
 // that generated their last token.
 func (s *System) iterationDone(n *nodeState) {
+	if s.holdForLoads(n) {
+		return
+	}
 	now := s.eng.Now()
 	n.iterating = false
 	for _, m := range n.members {

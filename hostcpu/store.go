@@ -3,16 +3,33 @@ package hostcpu
 import (
 	"github.com/kvcosim/kvcosim/kvstore"
 	"strconv"
-
-	"github.com/kvcosim/kvcosim/memory"
-	"github.com/kvcosim/kvcosim/sim"
 )
 
 // query starts the store lookup for a request.
 func (s *System) query(slot int) {
-	s.reqs.At(slot).stageStart = s.eng.Now()
+	r := s.reqs.At(slot)
+	r.stageStart = s.eng.Now()
 	s.counts.Queries++
+	s.keep(r, 1)
 	s.store.Query(slot)
+}
+
+// keep counts a request's keys as waiting (by +1 from its lookup) or not
+// (by -1 at admission), for queue-aware eviction.
+func (s *System) keep(r *request, by int) {
+	if s.waiting == nil || r.kept == (by > 0) {
+		return
+	}
+	r.kept = by > 0
+	keys := r.blockKeys
+	if s.cfg.Scheme != kvstore.SchemeBlock {
+		keys = []kvstore.Key{s.patentKey(r.sess)}
+	}
+	for _, k := range keys {
+		if s.waiting[k] += by; s.waiting[k] == 0 {
+			delete(s.waiting, k)
+		}
+	}
 }
 
 // queryObject is what a request looks for: the session's patent key, or
@@ -51,6 +68,12 @@ func (s *System) queried(slot int) {
 		return
 	}
 	r.rec.ImportBytes = reused * s.cfg.KVBytesPerToken
+	if s.cfg.Mech.Load == LoadLayerwise {
+		r.load = loadAwaiting // the load starts at admission
+		s.prefetch(slot)
+		s.enqueue(slot)
+		return
+	}
 	r.pendingImport = s.store.Import(slot)
 }
 
@@ -63,8 +86,13 @@ func (s *System) imported(slot int) {
 	}
 	r.pendingImport = 0
 	now := s.eng.Now()
+	if r.load == loadLoading {
+		s.loaded(slot)
+		return
+	}
 	if r.rec.ReusedTokens > 0 {
 		r.rec.Import = now - r.stageStart
+		r.rec.KVWait = r.rec.Parked + r.rec.QueryTime + r.rec.Import
 		s.span(r.node, PartStorage, TaskImport, "", r.sess.id, r.rec.Turn, r.stageStart, r.rec.ImportBytes)
 		if s.fn != nil && !s.readImport(r) {
 			r.rec.ReusedTokens = 0 // the bytes failed their checks: recompute
@@ -72,51 +100,6 @@ func (s *System) imported(slot int) {
 	}
 	r.stageStart = now
 	s.enqueue(slot)
-}
-
-// hop is one step of a data movement: a device access or a link transfer.
-type hop struct {
-	dev   memory.Device
-	addr  int64
-	write bool
-	link  *sim.Link
-}
-
-// transfer moves bytes through hops, one after another, then raises op
-// for the request (or export) id.
-type transfer struct {
-	hops  []hop
-	step  int
-	bytes int64
-	op    int32
-	id    int64
-}
-
-// moveExtent starts a transfer of bytes through hops.
-func (s *System) moveExtent(id int, hops []hop, bytes int64, op int32) {
-	t := s.moves.Put(transfer{hops: hops, bytes: bytes, op: op, id: int64(id)})
-	s.transferStep(t)
-}
-
-// transferStep issues the next hop of a transfer, or finishes it.
-func (s *System) transferStep(t int) {
-	tr := s.moves.At(t)
-	if tr.step == len(tr.hops) {
-		done := s.moves.Take(t)
-		s.Handle(sim.Event{Handler: s, Op: done.op, Arg: done.id})
-		return
-	}
-	h := tr.hops[tr.step]
-	tr.step++
-	next := sim.Event{Handler: s, Op: opTransfer, Arg: int64(t)}
-	switch {
-	case h.link != nil:
-		h.link.Transfer(tr.bytes, next)
-	case tr.bytes > 0:
-		h.dev.Access(memory.Request{Addr: h.addr, Bytes: tr.bytes, Write: h.write, Done: next})
-	default:
-		s.transferStep(t)
-	}
 }
 
 // check records an invariant violation from the store and stops the run.

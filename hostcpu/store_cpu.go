@@ -14,21 +14,28 @@ type cpuStore struct{ s *System }
 func newCPUStore(s *System) Store { return cpuStore{s} }
 
 // Query looks the object up functionally now, once (its outcome and
-// extents come from the same walk), and charges a core for the hashing
-// and the table walk.
+// extents come from the same walk), and charges a core for hashing the
+// tokens and walking the tables.
 func (st cpuStore) Query(slot int) {
-	s := st.s
+	st.s.lookUp(slot, func(r *request, found kvstore.Found) sim.Time {
+		hashed := 4 * r.sess.historyLen
+		if st.s.cfg.Scheme == kvstore.SchemeBlock {
+			hashed = 4 * r.promptLen
+		}
+		return st.s.cfg.CPUHashBandwidth.TransferTime(hashed) + sim.Time(found.Hops+found.BucketReads)*st.s.cfg.HostAccessLatency
+	})
+}
+
+// lookUp finds a request's object in the pool now, carries out the moves
+// between tiers it causes, and has a core spend service on it before the
+// lookup ends.
+func (s *System) lookUp(slot int, service func(*request, kvstore.Found) sim.Time) {
 	r := s.reqs.At(slot)
 	found, moves, err := s.pool.Find(s.eng.Now(), s.queryObject(r))
 	s.check(err)
 	s.move(r.node, moves)
 	r.found = found
-	hashed := 4 * r.sess.historyLen
-	if s.cfg.Scheme == kvstore.SchemeBlock {
-		hashed = 4 * r.promptLen
-	}
-	service := s.cfg.CPUHashBandwidth.TransferTime(hashed) + sim.Time(found.Hops+found.BucketReads)*s.cfg.HostAccessLatency
-	s.nodes[r.node].cpu.Submit(sim.Job{Service: service, Done: sim.Event{Handler: s, Op: opQueried, Arg: int64(slot)}})
+	s.nodes[r.node].cpu.Submit(sim.Job{Service: service(r, found), Done: sim.Event{Handler: s, Op: opQueried, Arg: int64(slot)}})
 }
 
 // Import reads each found extent from storage into host memory and
@@ -36,9 +43,8 @@ func (st cpuStore) Query(slot int) {
 func (st cpuStore) Import(slot int) int {
 	s := st.s
 	r := s.reqs.At(slot)
-	n := s.nodes[r.node]
 	for _, e := range r.found.Extents {
-		s.moveExtent(slot, []hop{{dev: n.Tiers[e.Tier], addr: e.Addr}, {dev: n.HostMemory, write: true}, {link: n.ToGPU}}, e.Bytes, opImported)
+		s.moveExtent(slot, s.importHops(r, e.Tier, e.Addr), e.Bytes, opImported)
 	}
 	return len(r.found.Extents)
 }

@@ -34,6 +34,9 @@ type session struct {
 	// the store waits in parked.
 	exporting bool
 	parked    int
+	// buffered: the export in flight is in the asynchronous buffer, so a
+	// request need not wait for it
+	buffered bool
 	// exportAgain: a turn ended while an export was in flight; export the
 	// newer history when it ends.
 	exportAgain bool
@@ -67,7 +70,14 @@ type request struct {
 	// to read; the FPGA imports them itself)
 	found         kvstore.Found
 	pendingImport int
-	record        int // index in System.records
+	// a layer-wise load's state and times, and the prefetch before it
+	load               loadState
+	loadStart, loadEnd sim.Time
+	prefetch           prefetchState
+	prefetchParts      int
+	parkedAt           sim.Time
+	kept               bool // its keys count in System.waiting
+	record             int // index in System.records
 	// kv is functional mode's imported cache; gen the turn's generation
 	kv  *tinylm.Cache
 	gen *accel.Generation
@@ -94,6 +104,13 @@ type System struct {
 	// next is in the event queue (a long trace would fill it otherwise).
 	openings []int64
 	fn       *functional // nil in timing mode
+	// buffered bytes are asynchronous exports copied but not yet stored;
+	// blocked exports wait for room
+	buffered int64
+	blocked  sim.FIFO[int]
+	// waiting counts, per stored key, the looked-up requests not yet
+	// admitted that need it (store.eviction: queue-aware)
+	waiting map[kvstore.Key]int
 }
 
 // The System's events.
@@ -108,6 +125,8 @@ const (
 	opAdmit
 	opOpen
 	opMoved
+	opStreamed
+	opPrefetched
 )
 
 // NewSystem builds the CPU side over the nodes' hardware. pool is the
@@ -119,9 +138,16 @@ func NewSystem(eng *sim.Engine, cfg Config, nodes []Node, pool *kvstore.Pool, w 
 	if len(nodes) == 0 {
 		return nil, fmt.Errorf("system.nodes: at least one node")
 	}
+	if err := cfg.Mech.Validate(len(nodes[0].Tiers)); err != nil && cfg.Design.Stores {
+		return nil, err
+	}
 	s := &System{eng: eng, cfg: cfg, pool: pool, router: router{migrate: cfg.MigrateFraction, rng: streams.Stream("hostcpu/routing")},
 		counts: Counts{Decisions: map[string]int64{}}}
 	s.store = cfg.Design.newStore(s)
+	if cfg.Mech.Eviction == EvictQueueAware && pool != nil {
+		s.waiting = map[kvstore.Key]int{}
+		pool.SetKeep(func(k kvstore.Key) bool { return s.waiting[k] > 0 })
+	}
 	for i, n := range nodes {
 		cpu, err := sim.NewServer(eng, fmt.Sprintf("node%d.cpu", i), cfg.CPUCores)
 		if err != nil {
@@ -209,6 +235,10 @@ func (s *System) Handle(ev sim.Event) {
 	case opOpen:
 		s.open(int(ev.Arg))
 	case opMoved: // a background move between tiers has landed
+	case opStreamed:
+		s.streamed(ev.Arg)
+	case opPrefetched:
+		s.prefetched(int(ev.Arg))
 	}
 }
 
@@ -260,10 +290,14 @@ func (s *System) decide(slot int) {
 		s.evict(s.nodes[sess.resident], sess) // it moved: the old node lets go
 	}
 	v := claim2(situation{first: sess.historyLen == 0, residentHere: sess.resident == r.node, stores: s.storing(),
-		blocks: s.cfg.Scheme == kvstore.SchemeBlock, exporting: sess.exporting})
+		blocks: s.cfg.Scheme == kvstore.SchemeBlock, exporting: sess.exporting && !sess.buffered})
 	if v.action == park {
 		sess.parked = slot // the store must hold the latest version first
+		r.parkedAt = s.eng.Now()
 		return
+	}
+	if r.parkedAt > 0 {
+		r.rec.Parked = s.eng.Now() - r.parkedAt
 	}
 	s.decided(r, v.decision)
 	if v.decision == Continuation {

@@ -181,6 +181,8 @@ type Directory struct {
 	component string
 	// demote takes each object evicted to make room (a pool's tier).
 	demote func(now sim.Time, v Victim)
+	// keep, when set, names objects eviction passes over (Pool.SetKeep)
+	keep func(Key) bool
 }
 
 // DirectoryStats counts what the directory did.

@@ -177,7 +177,7 @@ func (d *Directory) Expire(now sim.Time) int {
 // A directory that is a pool's tier hands the object to its demote hook
 // first, which moves it down a tier.
 func (d *Directory) EvictLRU(now sim.Time) bool {
-	id, ok := d.oldest()
+	id, ok := d.victim()
 	if ok {
 		if d.demote != nil {
 			l := d.links.at(id)
@@ -187,6 +187,19 @@ func (d *Directory) EvictLRU(now sim.Time) bool {
 		d.stats.Evictions++
 	}
 	return ok
+}
+
+// victim is the least recently used link that keep does not name; a kept
+// one is filed as just used on the way. When keep names every link the
+// oldest goes after all.
+func (d *Directory) victim() (int32, bool) {
+	id, ok := d.oldest()
+	for tries := d.live; ok && d.keep != nil && tries > 0 && d.keep(d.links.at(id).key); tries-- {
+		d.accesses++
+		d.links.at(id).touched = d.accesses
+		id, ok = d.oldest()
+	}
+	return id, ok
 }
 
 // Victim is an object evicted to make room: its key, where its bytes are

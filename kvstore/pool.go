@@ -92,6 +92,15 @@ func (d *Directory) HeldBytes() int64 {
 	return int64(d.Regions()-f1-f2) * d.cfg.RegionBytes
 }
 
+// SetKeep makes every tier's eviction pass over the objects keep names
+// (a scheduler that knows which sessions wait: CachedAttention's
+// scheduler-aware eviction).
+func (p *Pool) SetKeep(keep func(Key) bool) {
+	for _, d := range p.tiers {
+		d.keep = keep
+	}
+}
+
 // Tiers is the number of tiers.
 func (p *Pool) Tiers() int { return len(p.tiers) }
 

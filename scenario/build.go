@@ -85,6 +85,13 @@ func (r *Run) buildTiers() error {
 			return err
 		}
 		r.tierDevs = []memory.Device{r.ssd}
+		if rs.dramTier {
+			dram, err := memory.NewTierDevice(r.eng, rs.tiers[0].Name, rs.tierDevices[0])
+			if err != nil {
+				return fmt.Errorf("cpu.host_memory (the host-DRAM tier): %w", err)
+			}
+			r.tierDevs = []memory.Device{dram, r.ssd}
+		}
 	}
 	for i, t := range rs.tiers[len(r.tierDevs):] {
 		d, err := memory.NewTierDevice(r.eng, t.Name, rs.tierDevices[i])

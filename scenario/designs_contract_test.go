@@ -29,10 +29,13 @@ func TestEveryDesignKeepsTheStoreContract(t *testing.T) {
 			assert.Equal(t, c["requests"], c["decided"])
 			assert.Equal(t, c["queries"], c["hits"]+c["misses"])
 			kvPerToken := res.Run.l.resolved.host.KVBytesPerToken
-			var reused, imported int64
+			var reused, imported, resumedMisses int64
 			for _, r := range res.Run.sys.Records() {
 				reused += r.ReusedTokens
 				imported += r.ImportBytes
+				if r.Decision == hostcpu.Query && !r.Hit {
+					resumedMisses++
+				}
 			}
 			assert.Equal(t, reused*kvPerToken, imported, "an import moves the reused tokens' KV")
 			if !design.Stores {
@@ -42,7 +45,7 @@ func TestEveryDesignKeepsTheStoreContract(t *testing.T) {
 				return
 			}
 			assert.Greater(t, c["queries"], int64(10), "evicted sessions come back through the store")
-			assert.Zero(t, c["misses"], "an unlimited store finds every stored session")
+			assert.Zero(t, resumedMisses, "an unlimited store finds every stored session")
 			assert.Equal(t, imported+kvstore.TokenIDBytes*reused, s.Bytes["storage_read"],
 				"storage reads the imported KV and the token ids stored beside it (claim 9)")
 			assert.Positive(t, s.Bytes["storage_write"])

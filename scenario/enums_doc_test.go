@@ -31,6 +31,11 @@ func TestDocsListEveryEnumFromItsTable(t *testing.T) {
 		"fpga.export_mode":    kvstore.ExportModes.Names(),
 		"functional.decoding": accel.DecodeKinds.Names(),
 		"accelerator.engine":  accel.EngineNames(),
+		"store.load":          hostcpu.LoadModes.Names(),
+		"store.save":          hostcpu.SaveModes.Names(),
+		"store.async_full":    hostcpu.FullPolicies.Names(),
+		"store.prefetch":      hostcpu.PrefetchPolicies.Names(),
+		"store.eviction":      hostcpu.EvictionPolicies.Names(),
 	}
 	for key, names := range enums {
 		row := docRow(string(page), key)

@@ -35,6 +35,7 @@ type resolved struct {
 	ssd         memory.SSDConfig // the one-tier form's device
 	tiers       []kvstore.Tier   // the pool's tiers, fastest first
 	tierDevices []string         // their device presets
+	dramTier    bool             // the one-tier form under the design's host-DRAM tier
 	synthetic   workloads.SyntheticConfig
 	functional  *functionalConfig // nil in timing mode
 }
@@ -130,6 +131,7 @@ func (l *Loaded) resolve() (*resolved, error) {
 	r.resolveStorage(sc, out)
 	r.resolveFPGA(sc, out)
 	r.resolveWorkload(sc, out)
+	r.resolveStore(sc, out)
 	return out, r.err
 }
 
@@ -294,6 +296,12 @@ func (r *resolver) resolveTiers(sc *Scenario, out *resolved, region int64) (last
 	if len(s.Tiers) == 0 {
 		bytes, unlimited := r.capacity("storage.capacity", s.Capacity, region)
 		out.tiers, out.tierDevices = []kvstore.Tier{{Name: s.Device, Bytes: bytes}}, []string{s.Device}
+		if out.host.Design.DRAMTier && out.functional == nil {
+			dram, _ := r.capacity("store.dram_tier", sc.Store.DRAMTier, region)
+			out.tiers = append([]kvstore.Tier{{Name: "host-dram", Bytes: dram}}, out.tiers...)
+			out.tierDevices = append([]string{sc.CPU.HostMemory}, out.tierDevices...)
+			out.dramTier = true
+		}
 		return bytes, unlimited
 	}
 	for i, t := range s.Tiers {
@@ -306,6 +314,16 @@ func (r *resolver) resolveTiers(sc *Scenario, out *resolved, region int64) (last
 
 func (r *resolver) resolveFPGA(sc *Scenario, out *resolved) {
 	f := sc.FPGA
+	design := out.host.Design
+	if design.ChunkTokens > 0 && r.unset("fpga.hashing") {
+		f.Hashing = "block"
+		if r.unset("fpga.block_tokens") {
+			f.BlockTokens = int(design.ChunkTokens)
+		}
+	}
+	if design.Mech.Layout != kvstore.LayoutClaim9 && r.unset("fpga.layout") {
+		f.Layout = design.Mech.Layout.String()
+	}
 	scheme := pick(r, "fpga.hashing", f.Hashing, kvstore.Schemes.Parse)
 	out.host.Scheme = scheme
 	r.intIn("fpga.block_tokens", int64(f.BlockTokens), 1, 1<<20)
@@ -357,6 +375,55 @@ func (r *resolver) resolveFPGA(sc *Scenario, out *resolved) {
 	out.fpga = cfg
 	out.host.HashSeed = sc.Seed
 	out.ssd.CapacityBytes = storage
+}
+
+// unset reports whether no file and no --set gave key.
+func (r *resolver) unset(key string) bool { return strings.HasPrefix(r.l.Where(key), "(default)") }
+
+// resolveStore reads the store's mechanisms over the design's own and
+// checks them against the tiers.
+func (r *resolver) resolveStore(sc *Scenario, out *resolved) {
+	st := sc.Store
+	m := out.host.Design.Mech
+	if st.Load != "" {
+		m.Load = pick(r, "store.load", st.Load, hostcpu.LoadModes.Parse)
+	}
+	if st.Save != "" {
+		m.Save = pick(r, "store.save", st.Save, hostcpu.SaveModes.Parse)
+	}
+	if st.Prefetch != "" {
+		m.Prefetch = pick(r, "store.prefetch", st.Prefetch, hostcpu.PrefetchPolicies.Parse)
+	}
+	if st.Eviction != "" {
+		m.Eviction = pick(r, "store.eviction", st.Eviction, hostcpu.EvictionPolicies.Parse)
+	}
+	m.AsyncFull = pick(r, "store.async_full", st.AsyncFull, hostcpu.FullPolicies.Parse)
+	var err error
+	m.AsyncBufferBytes, err = ParseSize(st.AsyncBuffer)
+	r.check("store.async_buffer", err)
+	if st.Chunk != "0" && st.Chunk != "0B" {
+		m.ChunkBytes, err = ParseSize(st.Chunk)
+		r.check("store.chunk", err)
+	}
+	if r.err != nil || out.node == nil {
+		return
+	}
+	m.Layout = out.fpga.Directory.Layout
+	out.host.Mech, out.host.Layers = m, int64(out.node.Model.Layers)
+	if !out.host.Design.Stores {
+		return
+	}
+	if m.Load == hostcpu.LoadLayerwise && out.host.Design.Card {
+		r.fail("store.load", "layerwise is not for the %s design: its engine imports and forwards the KV within the query, before the request queues (allowed: whole)", out.host.Design)
+	}
+	if m.Load == hostcpu.LoadLayerwise && out.functional != nil {
+		r.fail(r.culprit("store.load", "mode"), "layerwise is for timing mode: functional mode imports whole objects (allowed: whole)")
+	}
+	if err := m.Validate(len(out.tiers)); err != nil {
+		key, msg, _ := strings.Cut(err.Error(), ": ")
+		key, _, _ = strings.Cut(key, " ")
+		r.fail(key, "%s", msg)
+	}
 }
 
 // capacity reads storage.capacity: a size, or unlimited (as many regions

@@ -33,7 +33,7 @@ func TestLoadErrorsNameFileLineAndKey(t *testing.T) {
 		{"unknown key", "seed: 1\nsystem:\n  desgin: fpga\n", nil, "scenario.yaml:3: key system.desgin: unknown key (valid keys here: design, export"},
 		{"wrong type", "accelerator:\n  tp: four\n", nil, `scenario.yaml:2: key accelerator.tp: cannot use "four": want a whole number`},
 		{"out of range", "system:\n  nodes: 0\n", nil, "scenario.yaml:2: key system.nodes: 0 is out of range (allowed: 1 to 1024)"},
-		{"bad enum", "system:\n  design: gpu\n", nil, `scenario.yaml:2: key system.design: "gpu" is not allowed (allowed: recompute, cpu, fpga)`},
+		{"bad enum", "system:\n  design: gpu\n", nil, `scenario.yaml:2: key system.design: "gpu" is not allowed (allowed: recompute, cpu, fpga, lmcache, cachedattention)`},
 		{"bad duration", "cpu:\n  host_access: 90 nanos\n", nil, `scenario.yaml:2: key cpu.host_access: duration "90 nanos"`},
 		{"bad size", "storage:\n  capacity: lots\n", nil, `scenario.yaml:2: key storage.capacity: size "lots"`},
 		{"buckets", "fpga:\n  buckets: 1000\n", nil, "scenario.yaml:2: key fpga.buckets: fpga: buckets = 1000: must be a power of two"},

@@ -15,6 +15,7 @@ type Scenario struct {
 	CPU         CPU         `yaml:"cpu"`
 	FPGA        FPGA        `yaml:"fpga"`
 	Storage     Storage     `yaml:"storage"`
+	Store       Store       `yaml:"store"`
 	Workload    Workload    `yaml:"workload"`
 	Functional  Functional  `yaml:"functional"`
 }
@@ -110,6 +111,19 @@ type Storage struct {
 	// Tiers, when given, replace device and capacity: the pool's tiers,
 	// fastest first.
 	Tiers []TierSpec `yaml:"tiers,omitempty"`
+}
+
+// Store is how a storing design moves KV; an empty key takes the
+// design's own choice (docs/scenario.md).
+type Store struct {
+	Load        string `yaml:"load"`         // whole | layerwise
+	Save        string `yaml:"save"`         // sync | async
+	AsyncBuffer string `yaml:"async_buffer"` // a size: exports copied but not yet stored
+	AsyncFull   string `yaml:"async_full"`   // block | drop
+	Prefetch    string `yaml:"prefetch"`     // none | queue
+	Eviction    string `yaml:"eviction"`     // lru | queue-aware
+	Chunk       string `yaml:"chunk"`        // a size, or 0: whole extents hop by hop
+	DRAMTier    string `yaml:"dram_tier"`    // a size: the host-DRAM tier of a design that has one
 }
 
 // TierSpec is one tier of the storage pool.

@@ -1,0 +1,146 @@
+package hostcpu
+
+import "github.com/kvcosim/kvcosim/sim"
+
+// loadState is where a layer-wise load stands.
+type loadState int8
+
+const (
+	loadNone     loadState = iota
+	loadAwaiting           // found; starts at admission
+	loadLoading            // moving into the accelerator
+	loadLanded             // landed; its first iteration not yet held to it
+	loadApplied            // done with
+)
+
+// prefetchState is where a request's prefetch stands.
+type prefetchState int8
+
+const (
+	prefetchNone    prefetchState = iota
+	prefetchMoving                // below-top extents on their way to host memory
+	prefetchLanded                // in host memory
+	prefetchBlocked               // admitted while moving: the load starts when it lands
+)
+
+// startLoad begins a layer-wise load at admission: from host memory when a
+// prefetch has landed, after it when one is still moving, else from
+// where the store found it.
+func (s *System) startLoad(slot int) {
+	r := s.reqs.At(slot)
+	r.loadStart = s.eng.Now()
+	switch r.prefetch {
+	case prefetchMoving:
+		s.counts.PrefetchLate++
+		r.prefetch = prefetchBlocked
+		return
+	case prefetchLanded:
+		s.counts.PrefetchUsed++
+	}
+	r.load = loadLoading
+	r.pendingImport = s.store.Import(slot)
+}
+
+// loaded ends a layer-wise load; an iteration held for it goes on.
+func (s *System) loaded(slot int) {
+	r := s.reqs.At(slot)
+	now := s.eng.Now()
+	r.load, r.loadEnd = loadLanded, now
+	r.rec.Import = now - r.loadStart
+	s.span(r.node, PartStorage, TaskImport, "", r.sess.id, r.rec.Turn, r.loadStart, r.rec.ImportBytes)
+	if n := s.nodes[r.node]; n.loadWait {
+		n.loadWait = false
+		s.iterationDone(n)
+	}
+}
+
+// holdForLoads keeps an iteration from ending before its members'
+// layer-wise loads allow: each layer of the iteration starts when the
+// layer before is done and its own KV has landed. Read in address order
+// at an even rate over D, layer i lands at share f_i of D, and with C
+// the iteration's compute the last layer ends at
+// max(start + C, load start + max(f_0 D + C, D + C/L)), as f_i grows
+// linearly in i. The batch shares the iteration, so all of it waits.
+// It returns true while the iteration is held.
+func (s *System) holdForLoads(n *nodeState) bool {
+	now := s.eng.Now()
+	end := now
+	for _, m := range n.members {
+		r := s.reqs.At(m.slot)
+		switch r.load {
+		case loadLoading:
+			n.loadWait = true
+			return true
+		case loadLanded:
+			r.load = loadApplied
+			own := max(s.layerwiseEnd(r, n.iterCost), now)
+			end = max(end, own)
+			r.rec.LoadStall = own - n.iterEnd
+			r.rec.KVWait = r.rec.Parked + r.rec.QueryTime + r.rec.LoadStall
+		}
+	}
+	if end > now {
+		s.eng.Schedule(end, sim.Event{Handler: s, Op: opIteration, Arg: int64(n.index)})
+		return true
+	}
+	return false
+}
+
+// layerwiseEnd is when the last layer of an iteration of compute c ends
+// for a request whose load ran from loadStart to loadEnd.
+func (s *System) layerwiseEnd(r *request, c sim.Time) sim.Time {
+	d := r.loadEnd - r.loadStart
+	num, den := firstLayerShare(s.cfg.Mech.Layout, s.cfg.Layers)
+	first := sim.Time(int64(d) / den * num)
+	return r.loadStart + max(first+c, d+c/sim.Time(s.cfg.Layers))
+}
+
+// prefetch starts moving a queued request's KV found below the top tier
+// into host memory (store.prefetch: queue).
+func (s *System) prefetch(slot int) {
+	r := s.reqs.At(slot)
+	if s.cfg.Mech.Prefetch != PrefetchQueue {
+		return
+	}
+	n := s.nodes[r.node]
+	if n.KV.BlocksFor(r.rec.PromptTokens+r.rec.OutputTokens) > n.KV.Total() {
+		return // it will be rejected at admission: nothing to fetch for
+	}
+	for _, e := range r.found.Extents {
+		if e.Tier == 0 {
+			continue
+		}
+		r.prefetchParts++
+		s.moveExtent(slot, []hop{{dev: n.Tiers[e.Tier], addr: e.Addr}, {dev: n.HostMemory, write: true}}, e.Bytes, opPrefetched)
+	}
+	if r.prefetchParts > 0 {
+		r.prefetch = prefetchMoving
+		s.counts.Prefetches++
+	}
+}
+
+// prefetched counts a prefetch's parts; with the last, a load that waits
+// for it starts.
+func (s *System) prefetched(slot int) {
+	r := s.reqs.At(slot)
+	if r.prefetchParts--; r.prefetchParts > 0 {
+		return
+	}
+	blocked := r.prefetch == prefetchBlocked
+	r.prefetch = prefetchLanded
+	if blocked {
+		r.load = loadLoading
+		r.pendingImport = s.store.Import(slot)
+	}
+}
+
+// importHops is an extent's way into the accelerator: read in its tier,
+// through host memory (a bounce buffer), over PCIe; only the last hop when
+// a prefetch has put it in host memory already.
+func (s *System) importHops(r *request, tier int, addr int64) []hop {
+	n := s.nodes[r.node]
+	if r.prefetch == prefetchLanded && tier > 0 {
+		return []hop{{link: n.ToGPU}}
+	}
+	return []hop{{dev: n.Tiers[tier], addr: addr}, {dev: n.HostMemory, write: true}, {link: n.ToGPU}}
+}

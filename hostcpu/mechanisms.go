@@ -1,0 +1,154 @@
+package hostcpu
+
+import (
+	"fmt"
+
+	"github.com/kvcosim/kvcosim/internal/names"
+	"github.com/kvcosim/kvcosim/kvstore"
+)
+
+// LoadMode is when an imported object's KV may be used by the prefill.
+type LoadMode int
+
+const (
+	// LoadWhole imports the whole object into the accelerator before the
+	// request queues for it (the patent).
+	LoadWhole LoadMode = iota
+	// LoadLayerwise starts the import when the request is admitted and lets
+	// each layer of the prefill start once its own KV has landed
+	// (CachedAttention's layer-wise pre-loading, LMCache's layer-wise
+	// retrieval).
+	LoadLayerwise
+)
+
+// LoadModes names the values of LoadMode.
+var LoadModes = names.New[LoadMode]("load mode", "whole", "layerwise")
+
+// String returns the mode's name.
+func (m LoadMode) String() string { return LoadModes.Name(m) }
+
+// SaveMode is whether a later turn waits for the export of the last.
+type SaveMode int
+
+const (
+	// SaveSync is the patent's write-through: a turn that needs the store
+	// waits until the previous turn's export is stored.
+	SaveSync SaveMode = iota
+	// SaveAsync copies the export into a bounded buffer in host memory
+	// (the card's memory for the FPGA) and stores it from there in the
+	// background; a turn that resumes meanwhile imports from the buffer.
+	SaveAsync
+)
+
+// SaveModes names the values of SaveMode.
+var SaveModes = names.New[SaveMode]("save mode", "sync", "async")
+
+// String returns the mode's name.
+func (m SaveMode) String() string { return SaveModes.Name(m) }
+
+// FullPolicy is what an asynchronous export does when its buffer is full.
+type FullPolicy int
+
+const (
+	// FullBlock waits for room: the export (and a turn parked behind it)
+	// waits as a synchronous one would.
+	FullBlock FullPolicy = iota
+	// FullDrop skips the export: the store keeps the session's older
+	// version (counted).
+	FullDrop
+)
+
+// FullPolicies names the values of FullPolicy.
+var FullPolicies = names.New[FullPolicy]("async buffer policy", "block", "drop")
+
+// String returns the policy's name.
+func (p FullPolicy) String() string { return FullPolicies.Name(p) }
+
+// PrefetchPolicy is whether a queued request's KV moves up the tiers
+// while it waits.
+type PrefetchPolicy int
+
+const (
+	// PrefetchNone reads the KV from wherever it is when the load starts.
+	PrefetchNone PrefetchPolicy = iota
+	// PrefetchQueue moves the KV of a request found below the top tier into
+	// host memory as soon as the lookup ends, while the request waits for
+	// the accelerator (CachedAttention's scheduler-aware fetching).
+	PrefetchQueue
+)
+
+// PrefetchPolicies names the values of PrefetchPolicy.
+var PrefetchPolicies = names.New[PrefetchPolicy]("prefetch policy", "none", "queue")
+
+// String returns the policy's name.
+func (p PrefetchPolicy) String() string { return PrefetchPolicies.Name(p) }
+
+// EvictionPolicy is how the store's tiers choose what to demote or drop.
+type EvictionPolicy int
+
+const (
+	// EvictLRU takes the least recently used object.
+	EvictLRU EvictionPolicy = iota
+	// EvictQueueAware passes over objects whose sessions have a request
+	// waiting, as if they had just been used (CachedAttention's
+	// scheduler-aware eviction).
+	EvictQueueAware
+)
+
+// EvictionPolicies names the values of EvictionPolicy.
+var EvictionPolicies = names.New[EvictionPolicy]("eviction policy", "lru", "queue-aware")
+
+// String returns the policy's name.
+func (p EvictionPolicy) String() string { return EvictionPolicies.Name(p) }
+
+// Mechanisms are how a storing design moves KV: each is a scenario key
+// under store:, and each design has its defaults.
+type Mechanisms struct {
+	Load     LoadMode
+	Save     SaveMode
+	Prefetch PrefetchPolicy
+	Eviction EvictionPolicy
+	// AsyncBufferBytes bound the exports copied but not yet stored
+	// (SaveAsync); AsyncFull says what happens past it.
+	AsyncBufferBytes int64
+	AsyncFull        FullPolicy
+	// ChunkBytes is the piece a transfer of several hops streams in: hop
+	// h+1 moves chunk i while hop h moves chunk i+1, as DMA engines do.
+	// 0 moves the whole extent through one hop after another.
+	ChunkBytes int64
+	// Layout is the stored objects' layout: it says when a layer-wise load
+	// has each layer's K and V.
+	Layout kvstore.Layout
+}
+
+// Validate checks the mechanisms against each other and the number of the
+// store's tiers; each error begins with the key to blame.
+func (m Mechanisms) Validate(tiers int) error {
+	switch {
+	case m.Load == LoadLayerwise && m.Layout == kvstore.LayoutTokenMajor:
+		return fmt.Errorf("store.load: layerwise needs each layer's K and V apart from the others' (fpga.layout: claim9 or layer-major), not token-major")
+	case m.Prefetch == PrefetchQueue && tiers < 2:
+		return fmt.Errorf("store.prefetch: queue needs a tier above the one the KV is stored in (storage.tiers, or a design with a DRAM tier); allowed here: none")
+	case m.Prefetch == PrefetchQueue && m.Load == LoadWhole:
+		return fmt.Errorf("store.prefetch: queue needs store.load: layerwise (a whole load starts when the lookup ends: there is no wait to prefetch in); allowed here: none")
+	case m.Save == SaveAsync && m.AsyncBufferBytes < 1:
+		return fmt.Errorf("store.async_buffer = %d B: must be positive", m.AsyncBufferBytes)
+	case m.ChunkBytes < 0:
+		return fmt.Errorf("store.chunk = %d B: must not be negative (0: whole extents hop by hop)", m.ChunkBytes)
+	}
+	return nil
+}
+
+// firstLayerShare is the share of a whole-object read, in address order,
+// after which layer 0's K and V have landed: with layer-major objects the
+// first 1/L, with claim 9's (every layer's K, then every layer's V) half
+// and 1/(2L), with token-major ones all of it.
+func firstLayerShare(l kvstore.Layout, layers int64) (num, den int64) {
+	switch l {
+	case kvstore.LayoutLayerMajor:
+		return 1, layers
+	case kvstore.LayoutClaim9:
+		return layers + 1, 2 * layers
+	}
+	return 1, 1
+}
