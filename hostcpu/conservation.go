@@ -43,6 +43,9 @@ func (s *System) Conservation() (Conservation, error) {
 	if hitRecords != c.Hits {
 		faults = append(faults, fmt.Sprintf("%d requests hit but %d query hits counted", hitRecords, c.Hits))
 	}
+	if p := s.counts; p.Prefetches != p.PrefetchUsed+p.PrefetchLate {
+		faults = append(faults, fmt.Sprintf("%d prefetches but %d used + %d late", p.Prefetches, p.PrefetchUsed, p.PrefetchLate))
+	}
 	if len(faults) > 0 {
 		return c, fmt.Errorf("hostcpu: at %v: counts not conserved: %s", s.eng.Now(), strings.Join(faults, "; "))
 	}

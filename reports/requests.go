@@ -16,12 +16,14 @@ type RequestRow struct {
 	PromptTokens, ReusedTokens, ResidentTokens, ComputedTokens, Output int64
 	QueueMs, QueryMs, ImportMs, PrefillMs, DecodeMs, ExportMs          float64
 	TTFTms, TPOTms, E2Ems                                              float64
+	// KVWaitMs is a resumed turn's wait for its KV (hostcpu.Record.KVWait).
+	KVWaitMs float64
 }
 
 // RequestColumns are the CSV header.
 var RequestColumns = []string{"id", "session", "turn", "node", "decision", "hit", "arrival_ms",
 	"prompt_tokens", "reused_tokens", "resident_tokens", "computed_tokens", "output_tokens",
-	"queue_ms", "query_ms", "import_ms", "prefill_ms", "decode_ms", "export_ms", "ttft_ms", "tpot_ms", "e2e_ms"}
+	"queue_ms", "query_ms", "import_ms", "prefill_ms", "decode_ms", "export_ms", "ttft_ms", "tpot_ms", "e2e_ms", "kv_wait_ms"}
 
 // WriteRequestsCSV writes the rows with a header.
 func WriteRequestsCSV(w io.Writer, rows []RequestRow) error {
@@ -34,7 +36,7 @@ func WriteRequestsCSV(w io.Writer, rows []RequestRow) error {
 	for _, r := range rows {
 		rec := []string{i(r.ID), i(r.Session), i(int64(r.Turn)), i(int64(r.Node)), r.Decision, strconv.FormatBool(r.Hit), f(r.ArrivalMs),
 			i(r.PromptTokens), i(r.ReusedTokens), i(r.ResidentTokens), i(r.ComputedTokens), i(r.Output),
-			f(r.QueueMs), f(r.QueryMs), f(r.ImportMs), f(r.PrefillMs), f(r.DecodeMs), f(r.ExportMs), f(r.TTFTms), f(r.TPOTms), f(r.E2Ems)}
+			f(r.QueueMs), f(r.QueryMs), f(r.ImportMs), f(r.PrefillMs), f(r.DecodeMs), f(r.ExportMs), f(r.TTFTms), f(r.TPOTms), f(r.E2Ems), f(r.KVWaitMs)}
 		if err := cw.Write(rec); err != nil {
 			return err
 		}

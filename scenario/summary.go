@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"github.com/kvcosim/kvcosim/hostcpu"
 	"github.com/kvcosim/kvcosim/memory"
 	"github.com/kvcosim/kvcosim/reports"
 	"github.com/kvcosim/kvcosim/sim"
@@ -17,7 +18,7 @@ func (res *Result) Rows() []reports.RequestRow {
 			PromptTokens: r.PromptTokens, ReusedTokens: r.ReusedTokens, ResidentTokens: r.ResidentTokens,
 			ComputedTokens: r.ComputedTokens, Output: r.OutputTokens,
 			QueueMs: ms(r.Queue), QueryMs: ms(r.QueryTime), ImportMs: ms(r.Import), PrefillMs: ms(r.Prefill),
-			DecodeMs: ms(r.Decode), ExportMs: ms(r.Export), TTFTms: ms(r.TTFT), TPOTms: ms(r.TPOT), E2Ems: ms(r.E2E)})
+			DecodeMs: ms(r.Decode), ExportMs: ms(r.Export), TTFTms: ms(r.TTFT), TPOTms: ms(r.TPOT), E2Ems: ms(r.E2E), KVWaitMs: ms(r.KVWait)})
 	}
 	return rows
 }
@@ -62,6 +63,12 @@ func (res *Result) Summary() reports.Summary {
 	s.Decisions["migrations"] = c.Migrations
 	s.Evictions["device"] = c.DeviceEvictions
 	s.Store["exports"], s.Store["exports_failed"] = c.Exports, c.ExportFailed
+	if m := r.l.resolved.host.Mech; m.Prefetch != hostcpu.PrefetchNone {
+		s.Store["prefetches"], s.Store["prefetch_used"], s.Store["prefetch_late"] = c.Prefetches, c.PrefetchUsed, c.PrefetchLate
+	}
+	if m := r.l.resolved.host.Mech; m.Save == hostcpu.SaveAsync {
+		s.Store["exports_blocked"], s.Store["exports_dropped"] = c.ExportsBlocked, c.ExportsDropped
+	}
 	k := res.Counted
 	s.Conservation = map[string]int64{"requests": k.Requests, "decided": k.Decided, "queries": k.Queries,
 		"hits": k.Hits, "misses": k.Misses}

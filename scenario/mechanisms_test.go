@@ -1,0 +1,163 @@
+package scenario
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kvcosim/kvcosim/hostcpu"
+	"github.com/kvcosim/kvcosim/reports"
+	"github.com/kvcosim/kvcosim/sim"
+)
+
+// evicting are settings under which every resumed turn comes from the
+// store: the accelerator drops each session's KV when its turn ends.
+var evicting = []string{"accelerator.retain=off", "workload.sessions=60"}
+
+// resumed sums, over the turns that went through the store, their TTFT
+// and their wait for KV, and counts them.
+func resumed(res *Result) (n int, ttft, wait sim.Time) {
+	for _, r := range res.Run.sys.Records() {
+		if r.Decision == hostcpu.Query && r.Hit {
+			n, ttft, wait = n+1, ttft+r.TTFT, wait+r.KVWait
+		}
+	}
+	return n, ttft, wait
+}
+
+// TestLayerwiseLoadLowersResumedTTFT holds every storing design that can
+// load layer by layer against itself loading whole objects: the resumed
+// turns' TTFT and their wait for KV must both fall, and the hits stay.
+func TestLayerwiseLoadLowersResumedTTFT(t *testing.T) {
+	for _, design := range []string{"cpu", "lmcache", "cachedattention"} {
+		t.Run(design, func(t *testing.T) {
+			base := append([]string{"system.design=" + design, "store.prefetch=none"}, evicting...)
+			whole, _ := execute(t, append(base, "store.load=whole")...)
+			layer, _ := execute(t, append(base, "store.load=layerwise")...)
+			nw, ttftW, waitW := resumed(whole)
+			nl, ttftL, waitL := resumed(layer)
+			require.Greater(t, nw, 20)
+			assert.Equal(t, nw, nl, "the same turns hit")
+			assert.Less(t, ttftL, ttftW, "layer-wise TTFT of resumed turns")
+			assert.Less(t, waitL, waitW, "layer-wise wait for KV")
+		})
+	}
+}
+
+// backToBack is a sessions trace whose second turns arrive as the first
+// ends, while the first turn's export is still being written.
+func backToBack(t *testing.T) string {
+	var b strings.Builder
+	for i := range 8 {
+		fmt.Fprintf(&b, `{"session": "s%d", "turn": 0, "arrival_s": %d, "new_tokens": 12000, "output_tokens": 4}`+"\n", i, 10*i)
+		fmt.Fprintf(&b, `{"session": "s%d", "turn": 1, "arrival_s": %d, "new_tokens": 100, "output_tokens": 4}`+"\n", i, 10*i)
+	}
+	path := filepath.Join(t.TempDir(), "back-to-back.jsonl")
+	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
+	return path
+}
+
+// TestAsyncSaveTakesTheExportOffTheNextTurn: with a synchronous save a
+// turn that follows at once waits for the last turn's export; with an
+// asynchronous one it waits only for the copy into the buffer.
+func TestAsyncSaveTakesTheExportOffTheNextTurn(t *testing.T) {
+	trace := backToBack(t)
+	parked := func(save string) (n int, total sim.Time) {
+		res, _ := execute(t, "system.design=cpu", "accelerator.retain=off", "workload.kind=sessions", "workload.path="+trace, "store.save="+save)
+		for _, r := range res.Run.sys.Records() {
+			if r.Parked > 0 {
+				n, total = n+1, total+r.Parked
+			}
+		}
+		return n, total
+	}
+	nSync, waitSync := parked("sync")
+	nAsync, waitAsync := parked("async")
+	assert.Equal(t, 8, nSync, "every second turn waits for the first turn's export")
+	assert.Greater(t, waitSync, 50*sim.Millisecond)
+	assert.Less(t, waitAsync, waitSync/4, "async: only the copy into the buffer (%d turns)", nAsync)
+}
+
+// TestAsyncBufferFull counts what a small buffer does to the exports.
+func TestAsyncBufferFull(t *testing.T) {
+	for _, full := range []string{"block", "drop"} {
+		t.Run(full, func(t *testing.T) {
+			res, _ := execute(t, append([]string{"system.design=cpu", "store.save=async", "store.async_buffer=1GiB", "store.async_full=" + full}, evicting...)...)
+			s := res.Summary().Store
+			assert.Positive(t, s["exports_"+map[string]string{"block": "blocked", "drop": "dropped"}[full]])
+			if full == "block" {
+				assert.Zero(t, s["exports_dropped"])
+			}
+		})
+	}
+}
+
+// TestPrefetchIsCountedAndUsed: with a DRAM tier too small for every
+// session, resumed turns find KV on the SSD; queue prefetch moves it to
+// host memory while they wait, and every prefetch is used or late.
+func TestPrefetchIsCountedAndUsed(t *testing.T) {
+	run := func(prefetch string) (*Result, reports.Summary) {
+		res, _ := execute(t, append([]string{"system.design=cachedattention", "store.dram_tier=16GiB", "store.prefetch=" + prefetch}, evicting...)...)
+		return res, res.Summary()
+	}
+	_, none := run("none")
+	res, queue := run("queue")
+	assert.NotContains(t, none.Store, "prefetches")
+	p := queue.Store
+	require.Positive(t, p["prefetches"])
+	assert.Equal(t, p["prefetches"], p["prefetch_used"]+p["prefetch_late"])
+	_, _, waitQueue := resumed(res)
+	assert.Positive(t, waitQueue)
+}
+
+// TestNewDesignsAreDeterministic runs each new design twice on the same
+// seed, on the synthetic default and on the Mooncake conversation trace:
+// the requests must come out the same, byte for byte.
+func TestNewDesignsAreDeterministic(t *testing.T) {
+	trace := []string{"workload.kind=mooncake", "workload.path=../workloads/testdata/mooncake_conversation_trace.jsonl.gz", "workload.limit=300", "fpga.block_tokens=512"}
+	for _, design := range []string{"lmcache", "cachedattention"} {
+		for name, sets := range map[string][]string{"synthetic": evicting, "mooncake": trace} {
+			t.Run(design+"/"+name, func(t *testing.T) {
+				rows := func() string {
+					res, _ := execute(t, append([]string{"system.design=" + design}, sets...)...)
+					var b strings.Builder
+					require.NoError(t, reports.WriteRequestsCSV(&b, res.Rows()))
+					return b.String()
+				}
+				first := rows()
+				assert.Equal(t, first, rows())
+				assert.Greater(t, strings.Count(first, "\n"), 100)
+			})
+		}
+	}
+}
+
+// TestStoreKeysRefuseBadInput: each bad mechanism names its key and what
+// is allowed.
+func TestStoreKeysRefuseBadInput(t *testing.T) {
+	for _, c := range []struct {
+		sets []string
+		want string
+	}{
+		{[]string{"store.load=streaming"}, `key store.load: "streaming" is not allowed (allowed: whole, layerwise)`},
+		{[]string{"store.save=later"}, `key store.save: "later" is not allowed (allowed: sync, async)`},
+		{[]string{"store.prefetch=all"}, `key store.prefetch: "all" is not allowed (allowed: none, queue)`},
+		{[]string{"store.eviction=fifo"}, `key store.eviction: "fifo" is not allowed (allowed: lru, queue-aware)`},
+		{[]string{"store.async_full=spill"}, `key store.async_full: "spill" is not allowed (allowed: block, drop)`},
+		{[]string{"store.load=layerwise"}, "key store.load: layerwise is not for the fpga design"},
+		{[]string{"system.design=cpu", "store.load=layerwise", "fpga.layout=token-major"}, "key store.load: layerwise needs each layer's K and V apart"},
+		{[]string{"system.design=cpu", "store.load=layerwise", "store.prefetch=queue"}, "key store.prefetch: queue needs a tier above"},
+		{[]string{"system.design=cachedattention", "store.load=whole"}, "key store.prefetch: queue needs store.load: layerwise"},
+		{[]string{"system.design=cpu", "store.save=async", "store.async_buffer=0GiB"}, "key store.async_buffer"},
+		{[]string{"store.chunk=-4MiB"}, "key store.chunk"},
+	} {
+		_, err := Load("", c.sets)
+		require.Error(t, err, c.sets)
+		assert.Contains(t, err.Error(), c.want, c.sets)
+	}
+}
