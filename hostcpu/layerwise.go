@@ -1,6 +1,10 @@
 package hostcpu
 
-import "github.com/kvcosim/kvcosim/sim"
+import (
+	"fmt"
+
+	"github.com/kvcosim/kvcosim/sim"
+)
 
 // loadState is where a layer-wise load stands.
 type loadState int8
@@ -28,16 +32,15 @@ const (
 // where the store found it.
 func (s *System) startLoad(slot int) {
 	r := s.reqs.At(slot)
-	r.loadStart = s.eng.Now()
+	r.loadStart, r.load = s.eng.Now(), loadLoading
 	switch r.prefetch {
 	case prefetchMoving:
 		s.counts.PrefetchLate++
-		r.prefetch = prefetchBlocked
+		r.prefetch = prefetchBlocked // the import starts when it lands
 		return
 	case prefetchLanded:
 		s.counts.PrefetchUsed++
 	}
-	r.load = loadLoading
 	r.pendingImport = s.store.Import(slot)
 }
 
@@ -107,15 +110,19 @@ func (s *System) prefetch(slot int) {
 		return // it will be rejected at admission: nothing to fetch for
 	}
 	for _, e := range r.found.Extents {
-		if e.Tier == 0 {
-			continue
+		if e.Tier > 0 && e.Bytes > 0 {
+			r.prefetchParts++
 		}
-		r.prefetchParts++
-		s.moveExtent(slot, []hop{{dev: n.Tiers[e.Tier], addr: e.Addr}, {dev: n.HostMemory, write: true}}, e.Bytes, opPrefetched)
 	}
-	if r.prefetchParts > 0 {
-		r.prefetch = prefetchMoving
-		s.counts.Prefetches++
+	if r.prefetchParts == 0 {
+		return
+	}
+	r.prefetch = prefetchMoving
+	s.counts.Prefetches++
+	for _, e := range r.found.Extents {
+		if e.Tier > 0 && e.Bytes > 0 {
+			s.moveExtent(slot, []hop{{dev: n.Tiers[e.Tier], addr: e.Addr}, {dev: n.HostMemory, write: true}}, e.Bytes, opPrefetched)
+		}
 	}
 }
 
@@ -123,13 +130,16 @@ func (s *System) prefetch(slot int) {
 // for it starts.
 func (s *System) prefetched(slot int) {
 	r := s.reqs.At(slot)
+	if r.prefetch != prefetchMoving && r.prefetch != prefetchBlocked {
+		s.check(fmt.Errorf("hostcpu: at %v: node%d: a prefetch landed for request %d, which has none moving", s.eng.Now(), r.node, r.rec.ID))
+		return
+	}
 	if r.prefetchParts--; r.prefetchParts > 0 {
 		return
 	}
 	blocked := r.prefetch == prefetchBlocked
 	r.prefetch = prefetchLanded
 	if blocked {
-		r.load = loadLoading
 		r.pendingImport = s.store.Import(slot)
 	}
 }

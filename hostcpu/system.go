@@ -77,7 +77,7 @@ type request struct {
 	prefetchParts      int
 	parkedAt           sim.Time
 	kept               bool // its keys count in System.waiting
-	record             int // index in System.records
+	record             int  // index in System.records
 	// kv is functional mode's imported cache; gen the turn's generation
 	kv  *tinylm.Cache
 	gen *accel.Generation

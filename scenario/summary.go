@@ -31,7 +31,7 @@ func (res *Result) Summary() reports.Summary {
 		SimTimeS: now.Seconds(), WallTimeS: res.Wall.Seconds(), Events: r.eng.Handled(),
 		RequestsRejected: r.sys.Rejected(), SkippedTraceLines: r.skippedLines, Decisions: map[string]int64{}, Bytes: map[string]int64{},
 		Utilization: map[string]float64{}, Evictions: map[string]int64{}, Store: map[string]int64{}}
-	var ttft, tpot, e2e []float64
+	var ttft, tpot, e2e, resumed, kvWait []float64
 	var output int64
 	for _, rec := range r.sys.Records() {
 		if !rec.Done {
@@ -39,6 +39,9 @@ func (res *Result) Summary() reports.Summary {
 		}
 		s.RequestsCompleted++
 		ttft, e2e = append(ttft, ms(rec.TTFT)), append(e2e, ms(rec.E2E))
+		if rec.Decision == hostcpu.Query || rec.Decision == hostcpu.Recomputed {
+			resumed, kvWait = append(resumed, ms(rec.TTFT)), append(kvWait, ms(rec.KVWait))
+		}
 		if rec.OutputTokens > 1 {
 			tpot = append(tpot, ms(rec.TPOT))
 		}
@@ -49,6 +52,7 @@ func (res *Result) Summary() reports.Summary {
 		output += rec.OutputTokens
 	}
 	s.TTFTms, s.TPOTms, s.E2Ems = reports.NewPercentiles(ttft), reports.NewPercentiles(tpot), reports.NewPercentiles(e2e)
+	s.ResumedTTFTms, s.KVWaitMs = reports.NewPercentiles(resumed), reports.NewPercentiles(kvWait)
 	if now > 0 {
 		s.ThroughputTokensPerS = float64(output) / now.Seconds()
 	}

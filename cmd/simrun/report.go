@@ -20,6 +20,8 @@ import (
 var sweepMetrics = []struct{ column, label string }{
 	{"ttft_ms_p50", "TTFT p50 (ms)"}, {"ttft_ms_p99", "TTFT p99 (ms)"}, {"tpot_ms_p50", "TPOT p50 (ms)"},
 	{"throughput_tokens_per_s", "output tokens/s"}, {"hit_ratio_tokens", "share of prompt tokens reused"},
+	{"resumed_ttft_ms_p50", "resumed turns' TTFT p50 (ms)"}, {"resumed_ttft_ms_p99", "resumed turns' TTFT p99 (ms)"},
+	{"kv_wait_ms_p50", "resumed turns' wait for KV p50 (ms)"}, {"storage_read_bytes", "bytes read from the store's tiers"},
 }
 
 // runReport draws a sweep's plots from its sweep.csv: each metric against
