@@ -242,7 +242,8 @@ func profileCalibrations() ([]sim.Calibration, error) {
 func Calibrations() ([]sim.Calibration, error) {
 	var out []sim.Calibration
 	kv := map[string]float64{"llama-2-7b": 524288, "llama-2-70b": 327680, "llama-3-8b": 131072, "llama-3-70b": 327680,
-		"qwen2.5-7b": 57344, "qwen2.5-72b": 327680, "deepseek-v3": 70272, "bloom-176b": 4014080}
+		"qwen2.5-7b": 57344, "qwen2.5-72b": 327680, "deepseek-v3": 70272, "bloom-176b": 4014080,
+		"llama-2-13b": 819200, "llama-65b": 2621440, "falcon-40b": 122880}
 	for _, name := range ModelNames() {
 		out = append(out, sim.NewCalibration(name+" KV bytes per token (bf16)", kv[name],
 			float64(modelPresets[name].KVBytesPerToken(BF16)), "B", 0, "config.json: layers x 2 x kv_heads x head_dim x 2 B (MLA: layers x (512 + 64) x 2 B)"))

@@ -37,6 +37,10 @@ type Model struct {
 	// PlainMLP marks a two-matrix MLP (up, then down: BLOOM, GPT); the
 	// default is the gated MLP of three (gate, up, down).
 	PlainMLP bool
+	// ContextTokens is the context window (config.json's
+	// max_position_embeddings): no request's prompt and output may pass
+	// it. 0: no window.
+	ContextTokens int64
 }
 
 // DType is the element type of weights and KV cache.
@@ -140,19 +144,28 @@ func plainMLP(m Model) Model {
 	return m
 }
 
+// window sets m's context window.
+func window(m Model, tokens int64) Model {
+	m.ContextTokens = tokens
+	return m
+}
+
 // The presets, from each model's config.json (Hugging Face) and published
-// parameter counts.
+// parameter counts; docs/accel.md cites each.
 var modelPresets = map[string]Model{
-	"llama-2-7b":  gqa("llama-2-7b", 32, 4096, 32, 32, 11008, 32000, 6_738_415_616),
-	"llama-2-70b": gqa("llama-2-70b", 80, 8192, 64, 8, 28672, 32000, 68_976_648_192),
-	"llama-3-8b":  gqa("llama-3-8b", 32, 4096, 32, 8, 14336, 128256, 8_030_261_248),
-	"llama-3-70b": gqa("llama-3-70b", 80, 8192, 64, 8, 28672, 128256, 70_553_706_496),
-	"qwen2.5-7b":  gqa("qwen2.5-7b", 28, 3584, 28, 4, 18944, 152064, 7_615_616_512),
-	"qwen2.5-72b": gqa("qwen2.5-72b", 80, 8192, 64, 8, 29568, 152064, 72_706_203_648),
-	"bloom-176b":  plainMLP(gqa("bloom-176b", 70, 14336, 112, 112, 57344, 250880, 176_247_271_424)),
+	"llama-2-7b":  window(gqa("llama-2-7b", 32, 4096, 32, 32, 11008, 32000, 6_738_415_616), 4096),
+	"llama-2-13b": window(gqa("llama-2-13b", 40, 5120, 40, 40, 13824, 32000, 13_015_864_320), 4096),
+	"llama-2-70b": window(gqa("llama-2-70b", 80, 8192, 64, 8, 28672, 32000, 68_976_648_192), 4096),
+	"llama-65b":   window(gqa("llama-65b", 80, 8192, 64, 64, 22016, 32000, 65_285_660_672), 2048),
+	"llama-3-8b":  window(gqa("llama-3-8b", 32, 4096, 32, 8, 14336, 128256, 8_030_261_248), 8192),
+	"llama-3-70b": window(gqa("llama-3-70b", 80, 8192, 64, 8, 28672, 128256, 70_553_706_496), 8192),
+	"qwen2.5-7b":  window(gqa("qwen2.5-7b", 28, 3584, 28, 4, 18944, 152064, 7_615_616_512), 32768),
+	"qwen2.5-72b": window(gqa("qwen2.5-72b", 80, 8192, 64, 8, 29568, 152064, 72_706_203_648), 32768),
+	"falcon-40b":  window(plainMLP(gqa("falcon-40b", 60, 8192, 128, 8, 32768, 65024, 41_833_988_096)), 2048),
+	"bloom-176b":  window(plainMLP(gqa("bloom-176b", 70, 14336, 112, 112, 57344, 250880, 176_247_271_424)), 2048),
 	"deepseek-v3": {Name: "deepseek-v3", Layers: 61, Hidden: 7168, Heads: 128, KVHeads: 128, HeadDim: 128,
 		Intermediate: 18432, Vocab: 129280, Params: 671_000_000_000, ActiveParams: 37_000_000_000,
-		Attention: MLA, KVLoraRank: 512, RopeDim: 64, Experts: 256, ExpertsPerToken: 8},
+		Attention: MLA, KVLoraRank: 512, RopeDim: 64, Experts: 256, ExpertsPerToken: 8, ContextTokens: 163840},
 }
 
 // ModelPreset returns a model by name; an unknown name lists the valid ones.

@@ -11,7 +11,8 @@ import (
 
 func TestKVBytesPerToken(t *testing.T) {
 	want := map[string]int64{"llama-2-7b": 524_288, "llama-2-70b": 327_680, "llama-3-8b": 131_072,
-		"llama-3-70b": 327_680, "qwen2.5-7b": 57_344, "qwen2.5-72b": 327_680, "deepseek-v3": 70_272, "bloom-176b": 4_014_080}
+		"llama-3-70b": 327_680, "qwen2.5-7b": 57_344, "qwen2.5-72b": 327_680, "deepseek-v3": 70_272, "bloom-176b": 4_014_080,
+		"llama-2-13b": 819_200, "llama-65b": 2_621_440, "falcon-40b": 122_880} // CachedAttention quotes 0.78, 2.5 and 0.12 MB
 	require.Len(t, want, len(ModelNames()))
 	for name, bytes := range want {
 		m, err := ModelPreset(name)
@@ -24,7 +25,7 @@ func TestKVBytesPerToken(t *testing.T) {
 
 func TestModelRejects(t *testing.T) {
 	_, err := ModelPreset("gpt-5")
-	assert.ErrorContains(t, err, "valid models are bloom-176b, deepseek-v3, llama-2-70b")
+	assert.ErrorContains(t, err, "valid models are bloom-176b, deepseek-v3, falcon-40b, llama-2-13b, llama-2-70b")
 	m, _ := ModelPreset("llama-3-8b")
 	assert.ErrorContains(t, m.Validate(3), "tp = 3 must divide its 32 heads")
 	q, _ := ModelPreset("qwen2.5-7b")
@@ -53,4 +54,14 @@ func TestPlainMLPCountsTwoMatrices(t *testing.T) {
 	h := float64(m.Hidden)
 	assert.Equal(t, 12*h*h, m.linearParamsPerLayer())
 	assert.InEpsilon(t, float64(m.Params)-h*float64(m.Vocab), m.linearParamsPerToken(), 0.02)
+}
+
+// TestEveryPresetHasItsWindow: a preset without a context window would let
+// histories grow without bound.
+func TestEveryPresetHasItsWindow(t *testing.T) {
+	for _, name := range ModelNames() {
+		m, err := ModelPreset(name)
+		require.NoError(t, err)
+		assert.GreaterOrEqual(t, m.ContextTokens, int64(2048), name)
+	}
 }

@@ -69,6 +69,10 @@ type Config struct {
 	// streaming); Layers is the model's, for a layer-wise load.
 	Mech   Mechanisms
 	Layers int64
+	// ContextTokens is the model's context window (0: none); ContextPolicy
+	// what a request that passes it gets.
+	ContextTokens int64
+	ContextPolicy ContextPolicy
 	// MaxConcurrency > 0 replays closed loop: at most this many requests
 	// (with their exports) in flight, in trace order. 0 is open loop.
 	MaxConcurrency int
@@ -91,6 +95,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("accelerator.max_batch = %d and token_budget = %d: must be at least 1", c.MaxBatch, c.TokenBudget)
 	case c.Scheme == kvstore.SchemeBlock && c.BlockTokens < 1:
 		return fmt.Errorf("fpga.block_tokens = %d: must be positive", c.BlockTokens)
+	case c.ContextTokens < 0:
+		return fmt.Errorf("context window %d: must not be negative", c.ContextTokens)
 	case c.KVBytesPerToken < 1:
 		return fmt.Errorf("kv bytes per token must be positive")
 	case c.Mech.Load == LoadLayerwise && c.Layers < 1:

@@ -47,7 +47,11 @@ type Design struct {
 	// ChunkTokens > 0: unless fpga.hashing is given, the design keys
 	// prefix-chained chunks of this many tokens (the block scheme).
 	ChunkTokens int64
-	newStore    func(s *System) Store
+	// DecoupledPositions: the design stores KV before positions are
+	// applied and indexes it by session (CachedAttention section 3.5), so
+	// what is left of a truncated history's KV stays valid.
+	DecoupledPositions bool
+	newStore           func(s *System) Store
 }
 
 // String returns the design's name.
@@ -61,7 +65,7 @@ var designs = []Design{
 	{Name: "fpga", Stores: true, Card: true, newStore: newFPGAStore},
 	{Name: "lmcache", Stores: true, DRAMTier: true, ChunkTokens: 256, newStore: newLMCacheStore,
 		Mech: Mechanisms{Load: LoadLayerwise, Save: SaveAsync, Layout: kvstore.LayoutLayerMajor}},
-	{Name: "cachedattention", Stores: true, DRAMTier: true, newStore: newCachedAttentionStore,
+	{Name: "cachedattention", Stores: true, DRAMTier: true, DecoupledPositions: true, newStore: newCachedAttentionStore,
 		Mech: Mechanisms{Load: LoadLayerwise, Save: SaveAsync, Prefetch: PrefetchQueue, Eviction: EvictQueueAware, Layout: kvstore.LayoutLayerMajor}},
 }
 

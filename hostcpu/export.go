@@ -22,6 +22,9 @@ type exportTask struct {
 	blocks  []kvstore.Key
 	result  exportOutcome
 	bytes   int64
+	// tokens and cut are the session's history length and truncated
+	// tokens when the export began: what the stored version holds
+	tokens, cut int64
 	// kv and ids are functional mode's snapshot of what is stored
 	kv  *tinylm.Cache
 	ids []uint32
@@ -37,7 +40,8 @@ func (s *System) startExport(sess *session, node int, record int) {
 		return
 	}
 	sess.exporting = true
-	t := exportTask{sess: sess, node: node, record: record, started: s.eng.Now(), kv: sess.kv, ids: sess.history}
+	t := exportTask{sess: sess, node: node, record: record, started: s.eng.Now(), kv: sess.kv, ids: sess.history,
+		tokens: sess.historyLen, cut: sess.cut}
 	newTokens := sess.historyLen - sess.storedTokens
 	if s.cfg.Scheme == kvstore.SchemeBlock {
 		t.blocks = s.hashedBlocks(sess, sess.history, sess.historyLen)
@@ -45,7 +49,7 @@ func (s *System) startExport(sess *session, node int, record int) {
 			t.blocks = ids
 		}
 	} else {
-		t.key = s.patentKey(sess)
+		t.key = s.objectKey(sess)
 		if sess.exported == nil || s.cfg.ExportMode == kvstore.ExportFull {
 			newTokens = sess.historyLen // the whole object is rewritten
 		}
@@ -91,7 +95,7 @@ func (s *System) unblock() {
 // traceKeys are the block keys a trace gave for the session's last turn.
 func (s *System) traceKeys(sess *session) []kvstore.Key {
 	last := sess.plan.Turns[sess.turn-1]
-	if len(last.BlockKeys) == 0 {
+	if len(last.BlockKeys) == 0 || sess.cut > 0 {
 		return nil
 	}
 	return kvstore.TraceBlockKeys(last.BlockKeys, int(s.cfg.BlockTokens), sess.historyLen-last.OutputCount)
@@ -128,6 +132,17 @@ func (t *exportTask) object() kvstore.Object {
 	return kvstore.Object{Key: t.key, Prev: t.sess.exported, Blocks: t.blocks, Held: t.sess.heldBlocks}
 }
 
+// validTokens is how much of the session's history the export stored: all
+// it held, less what truncation has dropped since (a design that stores
+// KV without positions), or nothing when truncation moved every token.
+func (s *System) validTokens(t *exportTask) int64 {
+	dropped := t.sess.cut - t.cut
+	if dropped > 0 && !s.cfg.Design.DecoupledPositions {
+		return 0
+	}
+	return max(0, t.tokens-dropped)
+}
+
 // exportOutcome is what the store did with an export.
 type exportOutcome struct {
 	Export kvstore.ExportResult
@@ -151,7 +166,7 @@ func (s *System) exported(id int) {
 	if t.result.Err != nil {
 		s.counts.ExportFailed++
 	} else {
-		sess.storedTokens = sess.historyLen
+		sess.storedTokens = s.validTokens(&t)
 		if s.cfg.Scheme == kvstore.SchemeBlock {
 			sess.heldBlocks = len(t.blocks)
 		} else {

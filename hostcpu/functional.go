@@ -88,7 +88,7 @@ func (s *System) readImport(r *request) bool {
 	if s.cfg.Scheme == kvstore.SchemeBlock {
 		keys = r.blockKeys[:n/s.cfg.BlockTokens]
 	} else {
-		keys = []kvstore.Key{s.patentKey(r.sess)}
+		keys = []kvstore.Key{s.objectKey(r.sess)}
 	}
 	for _, k := range keys {
 		err := f.Contents.Read(k, 0, data)

@@ -35,8 +35,10 @@ type Record struct {
 	Hit bool
 	// PromptTokens is the request's whole context (history and new
 	// tokens); ReusedTokens came from the store, ResidentTokens were still
-	// on the accelerator, ComputedTokens were prefilled.
+	// on the accelerator, ComputedTokens were prefilled; TruncatedTokens
+	// were dropped from the front to fit the context window.
 	PromptTokens, ReusedTokens, ResidentTokens, ComputedTokens, OutputTokens int64
+	TruncatedTokens                                                          int64
 	Arrival                                                                  sim.Time
 	// Stage durations: waiting for the CPU and for admission (Queue), the
 	// store lookup (Query), moving KV in (Import), prefill, decode, and the
@@ -70,4 +72,7 @@ type Counts struct {
 	// ExportsBlocked waited for room in the asynchronous exports' buffer;
 	// ExportsDropped found it full and were not stored.
 	ExportsBlocked, ExportsDropped int64
+	// Truncated requests lost their oldest tokens to the context window;
+	// ContextRejected passed it and were refused (also in Rejected).
+	Truncated, ContextRejected int64
 }

@@ -23,7 +23,7 @@ func (s *System) keep(r *request, by int) {
 	r.kept = by > 0
 	keys := r.blockKeys
 	if s.cfg.Scheme != kvstore.SchemeBlock {
-		keys = []kvstore.Key{s.patentKey(r.sess)}
+		keys = []kvstore.Key{s.objectKey(r.sess)}
 	}
 	for _, k := range keys {
 		if s.waiting[k] += by; s.waiting[k] == 0 {
@@ -38,7 +38,7 @@ func (s *System) queryObject(r *request) kvstore.Object {
 	if s.cfg.Scheme == kvstore.SchemeBlock {
 		return kvstore.Object{Blocks: r.blockKeys}
 	}
-	return kvstore.Object{Key: s.patentKey(r.sess)}
+	return kvstore.Object{Key: s.objectKey(r.sess)}
 }
 
 // queried takes the lookup's result and starts the import of a hit.
@@ -68,6 +68,9 @@ func (s *System) queried(slot int) {
 		return
 	}
 	r.rec.ImportBytes = reused * s.cfg.KVBytesPerToken
+	if r.sess.cut > 0 {
+		r.found.Extents = readable(r.found.Extents, r.rec.ImportBytes)
+	}
 	if s.cfg.Mech.Load == LoadLayerwise {
 		r.load = loadAwaiting // the load starts at admission
 		s.prefetch(slot)

@@ -23,6 +23,8 @@ type session struct {
 	// traces that give counts, not ids.
 	historyLen int64
 	tokenless  bool
+	// cut counts the tokens truncation has dropped from the history's front.
+	cut int64
 	// holdsSlot: a closed-loop slot is held until the turn and its export
 	// end; dropped: a rejected turn ends the session.
 	holdsSlot, dropped bool
@@ -264,7 +266,7 @@ func (s *System) arrive(sess *session) {
 
 // blockKeys are the prompt's block keys: from the trace, or hashed.
 func (s *System) blockKeys(sess *session, prompt []uint32, promptLen int64) []kvstore.Key {
-	if ids := sess.plan.Turns[sess.turn].BlockKeys; len(ids) > 0 {
+	if ids := sess.plan.Turns[sess.turn].BlockKeys; len(ids) > 0 && sess.cut == 0 {
 		return kvstore.TraceBlockKeys(ids, int(s.cfg.BlockTokens), promptLen)
 	}
 	return s.hashedBlocks(sess, prompt, promptLen)
@@ -289,8 +291,10 @@ func (s *System) decide(slot int) {
 	if sess.resident >= 0 && sess.resident != r.node {
 		s.evict(s.nodes[sess.resident], sess) // it moved: the old node lets go
 	}
-	v := claim2(situation{first: sess.historyLen == 0, residentHere: sess.resident == r.node, stores: s.storing(),
-		blocks: s.cfg.Scheme == kvstore.SchemeBlock, exporting: sess.exporting && !sess.buffered})
+	v, fits := s.fitWindow(slot, s.verdict(r))
+	if !fits {
+		return
+	}
 	if v.action == park {
 		sess.parked = slot // the store must hold the latest version first
 		r.parkedAt = s.eng.Now()
@@ -308,6 +312,13 @@ func (s *System) decide(slot int) {
 		return
 	}
 	s.enqueue(slot)
+}
+
+// verdict is claim 2's outcome for the request as the session stands.
+func (s *System) verdict(r *request) verdict {
+	sess := r.sess
+	return claim2(situation{first: sess.historyLen == 0, residentHere: sess.resident == r.node, stores: s.storing(),
+		blocks: s.cfg.Scheme == kvstore.SchemeBlock, exporting: sess.exporting && !sess.buffered})
 }
 
 func (s *System) decided(r *request, d Decision) {

@@ -32,13 +32,19 @@ func (sess *session) grow(prompt []uint32, promptLen, outputs int64, output []ui
 const (
 	standInHistory = iota
 	standInBlock
+	standInSession
 )
 
 // standIn is the hash standing in for a token-less session's content: the
-// hash engine's XXH64 over (what, session id, value).
+// hash engine's XXH64 over (what, session id, value), and the tokens
+// truncation has dropped, if any (the same length names other tokens).
 func (s *System) standIn(sess *session, what uint32, value int64) uint64 {
 	id := uint64(sess.id)
-	return kvstore.HashTokens(s.cfg.HashSeed, []uint32{what, uint32(id), uint32(id >> 32), uint32(value), uint32(uint64(value) >> 32)})
+	words := []uint32{what, uint32(id), uint32(id >> 32), uint32(value), uint32(uint64(value) >> 32)}
+	if sess.cut > 0 {
+		words = append(words, uint32(sess.cut), uint32(uint64(sess.cut)>>32))
+	}
+	return kvstore.HashTokens(s.cfg.HashSeed, words)
 }
 
 // patentKey is the patent's key of the session's history.

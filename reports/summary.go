@@ -36,18 +36,23 @@ func NewPercentiles(values []float64) Percentiles {
 
 // Summary is a run's headline figures (summary.json).
 type Summary struct {
-	Design            string      `json:"design"`
-	Seed              uint64      `json:"seed"`
-	RequestsCompleted int         `json:"requests_completed"`
-	RequestsRejected  int64       `json:"requests_rejected"`
-	SkippedTraceLines int         `json:"skipped_trace_lines"`
-	Sessions          int         `json:"sessions"`
-	SimTimeS          float64     `json:"sim_time_s"`
-	WallTimeS         float64     `json:"wall_time_s"`
-	Events            uint64      `json:"events"`
-	TTFTms            Percentiles `json:"ttft_ms"`
-	TPOTms            Percentiles `json:"tpot_ms"`
-	E2Ems             Percentiles `json:"e2e_ms"`
+	Design            string `json:"design"`
+	Seed              uint64 `json:"seed"`
+	RequestsCompleted int    `json:"requests_completed"`
+	RequestsRejected  int64  `json:"requests_rejected"`
+	// RequestsTruncated lost their oldest tokens to the model's context
+	// window; RequestsContextRejected passed it and were refused (counted
+	// in RequestsRejected too).
+	RequestsTruncated       int64       `json:"requests_truncated"`
+	RequestsContextRejected int64       `json:"requests_context_rejected"`
+	SkippedTraceLines       int         `json:"skipped_trace_lines"`
+	Sessions                int         `json:"sessions"`
+	SimTimeS                float64     `json:"sim_time_s"`
+	WallTimeS               float64     `json:"wall_time_s"`
+	Events                  uint64      `json:"events"`
+	TTFTms                  Percentiles `json:"ttft_ms"`
+	TPOTms                  Percentiles `json:"tpot_ms"`
+	E2Ems                   Percentiles `json:"e2e_ms"`
 	// ResumedTTFTms and KVWaitMs are over the resumed turns whose KV was
 	// no longer on the accelerator (looked up, or recomputed): their TTFT,
 	// and their wait for the KV.

@@ -37,8 +37,8 @@ func TestLayerwiseLoadLowersResumedTTFT(t *testing.T) {
 	for _, design := range []string{"cpu", "lmcache", "cachedattention"} {
 		t.Run(design, func(t *testing.T) {
 			base := append([]string{"system.design=" + design, "store.prefetch=none"}, evicting...)
-			whole, _ := execute(t, append(base, "store.load=whole")...)
-			layer, _ := execute(t, append(base, "store.load=layerwise")...)
+			whole := simulate(t, append(base, "store.load=whole")...)
+			layer := simulate(t, append(base, "store.load=layerwise")...)
 			nw, ttftW, waitW := resumed(whole)
 			nl, ttftL, waitL := resumed(layer)
 			require.Greater(t, nw, 20)
@@ -68,7 +68,7 @@ func backToBack(t *testing.T) string {
 func TestAsyncSaveTakesTheExportOffTheNextTurn(t *testing.T) {
 	trace := backToBack(t)
 	parked := func(save string) (n int, total sim.Time) {
-		res, _ := execute(t, "system.design=cpu", "accelerator.retain=off", "workload.kind=sessions", "workload.path="+trace, "store.save="+save)
+		res := simulate(t, "system.design=cpu", "accelerator.retain=off", "workload.kind=sessions", "workload.path="+trace, "store.save="+save)
 		for _, r := range res.Run.sys.Records() {
 			if r.Parked > 0 {
 				n, total = n+1, total+r.Parked
@@ -87,7 +87,7 @@ func TestAsyncSaveTakesTheExportOffTheNextTurn(t *testing.T) {
 func TestAsyncBufferFull(t *testing.T) {
 	for _, full := range []string{"block", "drop"} {
 		t.Run(full, func(t *testing.T) {
-			res, _ := execute(t, append([]string{"system.design=cpu", "store.save=async", "store.async_buffer=1GiB", "store.async_full=" + full}, evicting...)...)
+			res := simulate(t, append([]string{"system.design=cpu", "store.save=async", "store.async_buffer=3GiB", "store.async_full=" + full}, evicting...)...)
 			s := res.Summary().Store
 			assert.Positive(t, s["exports_"+map[string]string{"block": "blocked", "drop": "dropped"}[full]])
 			if full == "block" {
@@ -102,7 +102,7 @@ func TestAsyncBufferFull(t *testing.T) {
 // host memory while they wait, and every prefetch is used or late.
 func TestPrefetchIsCountedAndUsed(t *testing.T) {
 	run := func(prefetch string) (*Result, reports.Summary) {
-		res, _ := execute(t, append([]string{"system.design=cachedattention", "store.dram_tier=16GiB", "store.prefetch=" + prefetch}, evicting...)...)
+		res := simulate(t, append([]string{"system.design=cachedattention", "store.dram_tier=16GiB", "store.prefetch=" + prefetch}, evicting...)...)
 		return res, res.Summary()
 	}
 	_, none := run("none")
@@ -119,12 +119,13 @@ func TestPrefetchIsCountedAndUsed(t *testing.T) {
 // seed, on the synthetic default and on the Mooncake conversation trace:
 // the requests must come out the same, byte for byte.
 func TestNewDesignsAreDeterministic(t *testing.T) {
-	trace := []string{"workload.kind=mooncake", "workload.path=../workloads/testdata/mooncake_conversation_trace.jsonl.gz", "workload.limit=300", "fpga.block_tokens=512"}
+	trace := []string{"workload.kind=mooncake", "workload.path=../workloads/testdata/mooncake_conversation_trace.jsonl.gz", "workload.limit=300", "fpga.block_tokens=512", longContext,
+		"store.async_buffer=128GiB"}
 	for _, design := range []string{"lmcache", "cachedattention"} {
 		for name, sets := range map[string][]string{"synthetic": evicting, "mooncake": trace} {
 			t.Run(design+"/"+name, func(t *testing.T) {
 				rows := func() string {
-					res, _ := execute(t, append([]string{"system.design=" + design}, sets...)...)
+					res := simulate(t, append([]string{"system.design=" + design}, sets...)...)
 					var b strings.Builder
 					require.NoError(t, reports.WriteRequestsCSV(&b, res.Rows()))
 					return b.String()
@@ -155,6 +156,12 @@ func TestStoreKeysRefuseBadInput(t *testing.T) {
 		{[]string{"system.design=cachedattention", "store.load=whole"}, "key store.prefetch: queue needs store.load: layerwise"},
 		{[]string{"system.design=cpu", "store.save=async", "store.async_buffer=0GiB"}, "key store.async_buffer"},
 		{[]string{"store.chunk=-4MiB"}, "key store.chunk"},
+		{[]string{"system.design=cachedattention", "store.async_buffer=2GiB"}, "key store.async_buffer: 2GiB is smaller than a session's object (llama-3-70b's 8192-token window x 327680 B per token = 2684354560 B)"},
+		{[]string{"system.design=lmcache", "store.async_buffer=64MiB"}, "key store.async_buffer: 64MiB is smaller than one block (256 tokens x 327680 B per token = 83886080 B)"},
+		{[]string{"workload.context_policy=slide"}, `key workload.context_policy: "slide" is not allowed (allowed: truncate, reject)`},
+		{[]string{"model=custom", "custom_model.layers=2", "custom_model.hidden=64", "custom_model.heads=4", "custom_model.kv_heads=2",
+			"custom_model.head_dim=16", "custom_model.intermediate=128", "custom_model.vocab=512", "custom_model.params_b=0.001",
+			"custom_model.context_tokens=-1"}, "key custom_model.context_tokens"},
 	} {
 		_, err := Load("", c.sets)
 		require.Error(t, err, c.sets)

@@ -162,7 +162,8 @@ func (r *resolver) resolveAccelerator(sc *Scenario, out *resolved) {
 			return
 		}
 		m = accel.Model{Name: "custom", Layers: c.Layers, Hidden: c.Hidden, Heads: c.Heads, KVHeads: c.KVHeads, HeadDim: c.HeadDim,
-			Intermediate: c.Intermediate, Vocab: c.Vocab, Params: int64(c.ParamsB * 1e9), ActiveParams: int64(c.ParamsB * 1e9), Attention: accel.GQA}
+			Intermediate: c.Intermediate, Vocab: c.Vocab, Params: int64(c.ParamsB * 1e9), ActiveParams: int64(c.ParamsB * 1e9), Attention: accel.GQA,
+			ContextTokens: c.ContextTokens}
 	} else {
 		var err error
 		m, err = accel.ModelPreset(sc.Model)
@@ -206,6 +207,10 @@ func (r *resolver) resolveAccelerator(sc *Scenario, out *resolved) {
 	out.host.MaxBatch, out.host.TokenBudget = a.MaxBatch, int64(a.TokenBudget)
 	out.host.DropAfterTurn = r.oneOf("accelerator.retain", a.Retain, "on", "off") == "off"
 	out.host.KVBytesPerToken = m.KVBytesPerToken(kvdt)
+	out.host.ContextTokens = m.ContextTokens
+	if r.intIn("accelerator.max_model_len", a.MaxModelLen, 0, 1<<24); a.MaxModelLen >= 1 {
+		out.host.ContextTokens = a.MaxModelLen
+	}
 	if out.functional != nil {
 		out.host.KVBytesPerToken = int64(m.Layers) * int64(2*m.KVHeads*m.HeadDim) * 4 // float32
 	}
@@ -225,6 +230,7 @@ func (r *resolver) customShape(c CustomModel) bool {
 		r.intIn("custom_model."+f.key, int64(f.v), 1, 1<<24)
 	}
 	r.floatIn("custom_model.params_b", c.ParamsB, 1e-6, 1e5)
+	r.intIn("custom_model.context_tokens", c.ContextTokens, 0, 1<<24)
 	return r.err == nil
 }
 
@@ -419,10 +425,24 @@ func (r *resolver) resolveStore(sc *Scenario, out *resolved) {
 	if m.Load == hostcpu.LoadLayerwise && out.functional != nil {
 		r.fail(r.culprit("store.load", "mode"), "layerwise is for timing mode: functional mode imports whole objects (allowed: whole)")
 	}
+	r.bufferHoldsAnObject(st.AsyncBuffer, m, out)
 	if err := m.Validate(len(out.tiers)); err != nil {
 		key, msg, _ := strings.Cut(err.Error(), ": ")
 		key, _, _ = strings.Cut(key, " ")
 		r.fail(key, "%s", msg)
+	}
+}
+
+// bufferHoldsAnObject refuses an asynchronous buffer smaller than the
+// largest object a design stores: one block in the block scheme, else a
+// session's whole history, at most the context window.
+func (r *resolver) bufferHoldsAnObject(text string, m hostcpu.Mechanisms, out *resolved) {
+	tokens, what := out.host.ContextTokens, fmt.Sprintf("a session's object (%s's %d-token window", out.node.Model.Name, out.host.ContextTokens)
+	if out.host.Scheme == kvstore.SchemeBlock {
+		tokens, what = out.host.BlockTokens, fmt.Sprintf("one block (%d tokens", out.host.BlockTokens)
+	}
+	if largest := tokens * out.host.KVBytesPerToken; m.Save == hostcpu.SaveAsync && m.AsyncBufferBytes < largest {
+		r.fail("store.async_buffer", "%s is smaller than %s x %d B per token = %d B)", text, what, out.host.KVBytesPerToken, largest)
 	}
 }
 
@@ -450,6 +470,7 @@ func (r *resolver) resolveWorkload(sc *Scenario, out *resolved) {
 	r.floatIn("workload.time_scale", w.TimeScale, 1e-9, 1e9)
 	r.intIn("workload.max_concurrency", int64(w.MaxConcurrency), 0, 1<<20)
 	out.host.MaxConcurrency = w.MaxConcurrency
+	out.host.ContextPolicy = pick(r, "workload.context_policy", w.ContextPolicy, hostcpu.ContextPolicies.Parse)
 	if w.Kind != "synthetic" && w.Path == "" {
 		r.fail("workload.path", "a %s trace needs its file", w.Kind)
 	}

@@ -37,7 +37,7 @@ func TestLoadErrorsNameFileLineAndKey(t *testing.T) {
 		{"bad duration", "cpu:\n  host_access: 90 nanos\n", nil, `scenario.yaml:2: key cpu.host_access: duration "90 nanos"`},
 		{"bad size", "storage:\n  capacity: lots\n", nil, `scenario.yaml:2: key storage.capacity: size "lots"`},
 		{"buckets", "fpga:\n  buckets: 1000\n", nil, "scenario.yaml:2: key fpga.buckets: fpga: buckets = 1000: must be a power of two"},
-		{"unknown preset", "model: gpt-9\n", nil, `scenario.yaml:1: key model: unknown model "gpt-9": valid models are bloom-176b, deepseek-v3`},
+		{"unknown preset", "model: gpt-9\n", nil, `scenario.yaml:1: key model: unknown model "gpt-9": valid models are bloom-176b, deepseek-v3, falcon-40b`},
 		{"does not fit", "accelerator:\n  tp: 1\n", nil, "scenario.yaml:2: key accelerator.tp: model \"llama-3-70b\" does not fit 1 x h100-sxm"},
 		{"not a mapping", "system: 3\n", nil, "scenario.yaml:1: key system: expected a mapping of keys"},
 		{"bad yaml", "system: [\n", nil, "scenario.yaml: "},
@@ -178,7 +178,7 @@ func TestClosedLoopHitRatioEqualsTheIdeal(t *testing.T) {
 			require.NoError(t, err)
 			ideal := trace.Stats()
 			s, _ := run(t, "workload.kind=mooncake", "workload.path="+path, "workload.max_concurrency=1",
-				"storage.capacity=unlimited", "fpga.hashing=block", "model=qwen2.5-7b", "accelerator.tp=1")
+				"storage.capacity=unlimited", "fpga.hashing=block", "model=qwen2.5-7b", "accelerator.tp=1", longContext)
 			require.Equal(t, ideal.Requests, s.RequestsCompleted)
 			assert.Equal(t, ideal.HitTokens, s.PrefillTokensReused)
 			assert.Equal(t, ideal.InputTokens, s.PromptTokens)
@@ -275,6 +275,10 @@ func TestClosedLoopNeverExceedsItsSlots(t *testing.T) {
 	}
 }
 
+// longContext lets Mooncake's requests (up to 191,386 tokens of prompt and
+// output) run whole on the default Llama-3-70B, whose window is 8,192.
+const longContext = "accelerator.max_model_len=262144"
+
 // BenchmarkReplayMooncakeConversation replays the whole Mooncake
 // conversation trace (12,031 requests over an hour) open loop on the
 // default system with unlimited storage: the issue's replay target (under
@@ -282,7 +286,7 @@ func TestClosedLoopNeverExceedsItsSlots(t *testing.T) {
 func BenchmarkReplayMooncakeConversation(b *testing.B) {
 	path := filepath.Join("..", "workloads", "testdata", "mooncake_conversation_trace.jsonl.gz")
 	for b.Loop() {
-		s, _ := run(b, "workload.kind=mooncake", "workload.path="+path, "storage.capacity=unlimited")
+		s, _ := run(b, "workload.kind=mooncake", "workload.path="+path, "storage.capacity=unlimited", longContext)
 		b.ReportMetric(float64(s.Events)/s.WallTimeS, "events/s")
 		b.ReportMetric(float64(s.RequestsCompleted), "requests")
 	}

@@ -41,6 +41,8 @@ type CustomModel struct {
 	Intermediate int     `yaml:"intermediate"`
 	Vocab        int     `yaml:"vocab"`
 	ParamsB      float64 `yaml:"params_b"`
+	// ContextTokens is the context window (0: none).
+	ContextTokens int64 `yaml:"context_tokens"`
 }
 
 // Accelerator is each node's accelerator.
@@ -54,7 +56,8 @@ type Accelerator struct {
 	KVDType       string   `yaml:"kv_dtype"`
 	ReserveGB     float64  `yaml:"reserve_gb"`
 	KVBlockTokens int      `yaml:"kv_block_tokens"`
-	KVCapacity    string   `yaml:"kv_capacity"` // auto, or a size per node
+	KVCapacity    string   `yaml:"kv_capacity"`   // auto, or a size per node
+	MaxModelLen   int64    `yaml:"max_model_len"` // the context window requests must fit; 0: the model's
 	MaxBatch      int      `yaml:"max_batch"`
 	TokenBudget   int      `yaml:"token_budget"`
 	Decoding      Decoding `yaml:"decoding"`
@@ -146,4 +149,5 @@ type Workload struct {
 	TimeScale            float64 `yaml:"time_scale"`
 	MaxConcurrency       int     `yaml:"max_concurrency"`
 	SkipBadLines         bool    `yaml:"skip_bad_lines"`
+	ContextPolicy        string  `yaml:"context_policy"`
 }

@@ -17,15 +17,28 @@ import (
 // execute runs a scenario with overrides, with spans recorded, and returns
 // the result and the spans.
 func execute(t *testing.T, sets ...string) (*Result, []sim.Span) {
-	l, err := Load("", sets)
-	require.NoError(t, err)
-	r, err := Build(l)
-	require.NoError(t, err)
+	r := built(t, sets)
 	rec := &sim.SpanRecorder{}
 	r.AddSpanSink(rec)
 	res, err := r.Execute()
 	require.NoError(t, err)
 	return res, rec.Spans
+}
+
+// simulate runs the default scenario with sets, recording no spans.
+func simulate(t *testing.T, sets ...string) *Result {
+	res, err := built(t, sets).Execute()
+	require.NoError(t, err)
+	return res
+}
+
+// built is the default scenario with sets, ready to run.
+func built(t *testing.T, sets []string) *Run {
+	l, err := Load("", sets)
+	require.NoError(t, err)
+	r, err := Build(l)
+	require.NoError(t, err)
+	return r
 }
 
 // growingTablesTrace is a sessions trace in two acts: 40 sessions of 8,000

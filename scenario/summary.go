@@ -18,7 +18,8 @@ func (res *Result) Rows() []reports.RequestRow {
 			PromptTokens: r.PromptTokens, ReusedTokens: r.ReusedTokens, ResidentTokens: r.ResidentTokens,
 			ComputedTokens: r.ComputedTokens, Output: r.OutputTokens,
 			QueueMs: ms(r.Queue), QueryMs: ms(r.QueryTime), ImportMs: ms(r.Import), PrefillMs: ms(r.Prefill),
-			DecodeMs: ms(r.Decode), ExportMs: ms(r.Export), TTFTms: ms(r.TTFT), TPOTms: ms(r.TPOT), E2Ems: ms(r.E2E), KVWaitMs: ms(r.KVWait)})
+			DecodeMs: ms(r.Decode), ExportMs: ms(r.Export), TTFTms: ms(r.TTFT), TPOTms: ms(r.TPOT), E2Ems: ms(r.E2E), KVWaitMs: ms(r.KVWait),
+			TruncatedTokens: r.TruncatedTokens})
 	}
 	return rows
 }
@@ -60,6 +61,7 @@ func (res *Result) Summary() reports.Summary {
 		s.HitRatioTokens = float64(s.PrefillTokensReused) / float64(s.PromptTokens)
 	}
 	c := r.sys.Counts()
+	s.RequestsTruncated, s.RequestsContextRejected = c.Truncated, c.ContextRejected
 	for k, v := range c.Decisions {
 		s.Decisions[k] = v
 	}

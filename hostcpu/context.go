@@ -1,0 +1,134 @@
+package hostcpu
+
+import (
+	"github.com/kvcosim/kvcosim/internal/names"
+	"github.com/kvcosim/kvcosim/kvstore"
+)
+
+// ContextPolicy is what becomes of a request whose prompt and output pass
+// the model's context window.
+type ContextPolicy int
+
+const (
+	// ContextTruncate drops the history's oldest tokens until the request
+	// fits (CachedAttention section 3.5; chat front ends do the same).
+	ContextTruncate ContextPolicy = iota
+	// ContextReject refuses the request, as vLLM refuses a prompt longer
+	// than max_model_len; the session ends with it.
+	ContextReject
+)
+
+// ContextPolicies names the values of ContextPolicy: Names lists them, Parse reads one.
+var ContextPolicies = names.New[ContextPolicy]("context policy", "truncate", "reject")
+
+// String returns the policy's name.
+func (p ContextPolicy) String() string { return ContextPolicies.Name(p) }
+
+// overWindow is how many tokens the request's prompt and output pass the
+// context window by (0: it fits, or the model has none).
+func (s *System) overWindow(r *request) int64 {
+	if s.cfg.ContextTokens == 0 {
+		return 0
+	}
+	return max(0, r.promptLen+r.rec.OutputTokens-s.cfg.ContextTokens)
+}
+
+// fitWindow applies the context policy to a request about to be decided
+// (v): it returns the verdict on the truncated request, or rejects it and
+// returns false. A parked request is fitted when it is decided again.
+func (s *System) fitWindow(slot int, v verdict) (verdict, bool) {
+	r := s.reqs.At(slot)
+	over := s.overWindow(r)
+	if over == 0 || v.action == park {
+		return v, true
+	}
+	if !s.truncate(r, over) {
+		s.decided(r, v.decision)
+		s.counts.ContextRejected++
+		s.reject(slot)
+		return v, false
+	}
+	return s.verdict(r), true
+}
+
+// truncate drops the oldest over tokens of the request's prompt, history
+// first, and reports whether it could (the policy truncates and a token of
+// the prompt is left). What was computed over the old history stays valid
+// only for a design that stores KV without positions: elsewhere every
+// kept token moved, so the resident KV is dropped and the stored versions
+// no longer match the history (their keys change with it).
+func (s *System) truncate(r *request, over int64) bool {
+	if s.cfg.ContextPolicy != ContextTruncate || over >= r.promptLen {
+		return false
+	}
+	sess := r.sess
+	fromHistory := min(over, sess.historyLen)
+	sess.historyLen -= fromHistory
+	if !sess.tokenless {
+		sess.history = sess.history[fromHistory:]
+		r.prompt = r.prompt[over:]
+	}
+	sess.cut += over
+	r.promptLen -= over
+	r.rec.PromptTokens, r.rec.TruncatedTokens = r.promptLen, over
+	s.counts.Truncated++
+	if s.cfg.Design.DecoupledPositions {
+		sess.storedTokens = max(0, sess.storedTokens-over)
+	} else {
+		sess.storedTokens = 0
+		s.invalidate(sess)
+	}
+	if s.cfg.Scheme == kvstore.SchemeBlock {
+		r.blockKeys = s.blockKeys(sess, r.prompt, r.promptLen)
+	}
+	return true
+}
+
+// invalidate drops the session's KV from the accelerator that holds it,
+// without exporting it: it no longer matches the history.
+func (s *System) invalidate(sess *session) {
+	if sess.resident < 0 {
+		return
+	}
+	n := s.nodes[sess.resident]
+	n.KV.Release(sess.id)
+	delete(n.residents, sess.id)
+	sess.resident = -1
+}
+
+// sessionKey is the key of a design that indexes objects by session
+// (CachedAttention): the session and the number of tokens it has ever
+// computed, which truncation does not change.
+func (s *System) sessionKey(sess *session) kvstore.Key {
+	total := sess.historyLen + sess.cut
+	id := uint64(sess.id)
+	return kvstore.Key{Tokens: total, Hash: kvstore.HashTokens(s.cfg.HashSeed,
+		[]uint32{standInSession, uint32(id), uint32(id >> 32), uint32(total), uint32(uint64(total) >> 32)})}
+}
+
+// objectKey is what the design stores a session's history under.
+func (s *System) objectKey(sess *session) kvstore.Key {
+	if s.cfg.Design.DecoupledPositions {
+		return s.sessionKey(sess)
+	}
+	return s.patentKey(sess)
+}
+
+// readable trims a truncated session's found extents to the tokens still
+// in its history (the oldest were dropped from the front).
+func readable(extents []kvstore.Extent, bytes int64) []kvstore.Extent {
+	skip := -bytes
+	for _, e := range extents {
+		skip += e.Bytes
+	}
+	for len(extents) > 0 && skip > 0 {
+		e := extents[0]
+		if e.Bytes > skip {
+			e.Addr, e.Bytes = e.Addr+skip, e.Bytes-skip
+			return append([]kvstore.Extent{e}, extents[1:]...)
+		}
+		skip -= e.Bytes
+		extents = extents[1:]
+	}
+	return extents
+}
