@@ -477,6 +477,7 @@ func (r *resolver) resolveWorkload(sc *Scenario, out *resolved) {
 	c := workloads.DefaultSynthetic()
 	c.Sessions, c.SessionRatePerS, c.TurnsMean = w.Sessions, w.SessionRatePerS, w.TurnsMean
 	c.SystemPromptTokens, c.InterruptProbability = w.SystemPromptTokens, w.InterruptProbability
+	c.Think = workloads.LengthFit{Median: w.ThinkMedianS, P90: w.ThinkP90S}
 	if out.node != nil {
 		c.Vocab = out.node.Model.Vocab
 	}

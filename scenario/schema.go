@@ -145,6 +145,8 @@ type Workload struct {
 	TurnsMean            float64 `yaml:"turns_mean"`
 	SystemPromptTokens   int     `yaml:"system_prompt_tokens"`
 	InterruptProbability float64 `yaml:"interrupt_probability"`
+	ThinkMedianS         float64 `yaml:"think_median_s"`
+	ThinkP90S            float64 `yaml:"think_p90_s"`
 	Path                 string  `yaml:"path"`
 	TimeScale            float64 `yaml:"time_scale"`
 	MaxConcurrency       int     `yaml:"max_concurrency"`

@@ -65,7 +65,7 @@ func (c SyntheticConfig) Validate() error {
 		name string
 		fit  LengthFit
 	}{{"first_prompt", c.FirstPrompt}, {"follow_up_prompt", c.FollowUpPrompt}, {"output", c.Output},
-		{"think_s", c.Think}, {"interruption_s", c.Interruption}} {
+		{"think_median_s", c.Think}, {"interruption_s", c.Interruption}} {
 		if !(f.fit.Median > 0) || f.fit.P90 < f.fit.Median {
 			return fmt.Errorf("workload.%s: median %v and p90 %v: need 0 < median <= p90", f.name, f.fit.Median, f.fit.P90)
 		}

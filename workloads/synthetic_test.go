@@ -67,5 +67,5 @@ func TestSyntheticRejects(t *testing.T) {
 	c = DefaultSynthetic()
 	c.Think = LengthFit{40, 10}
 	_, err = Synthetic(c, sim.NewStreams(1))
-	assert.ErrorContains(t, err, "workload.think_s")
+	assert.ErrorContains(t, err, "workload.think_median_s")
 }
