@@ -158,6 +158,7 @@ func TestStoreKeysRefuseBadInput(t *testing.T) {
 		{[]string{"store.chunk=-4MiB"}, "key store.chunk"},
 		{[]string{"system.design=cachedattention", "store.async_buffer=2GiB"}, "key store.async_buffer: 2GiB is smaller than a session's object (llama-3-70b's 8192-token window x 327680 B per token = 2684354560 B)"},
 		{[]string{"system.design=lmcache", "store.async_buffer=64MiB"}, "key store.async_buffer: 64MiB is smaller than one block (256 tokens x 327680 B per token = 83886080 B)"},
+		{[]string{"mode=functional", "accelerator.max_model_len=512"}, "key accelerator.max_model_len: functional mode checks every turn"},
 		{[]string{"workload.context_policy=slide"}, `key workload.context_policy: "slide" is not allowed (allowed: truncate, reject)`},
 		{[]string{"model=custom", "custom_model.layers=2", "custom_model.hidden=64", "custom_model.heads=4", "custom_model.kv_heads=2",
 			"custom_model.head_dim=16", "custom_model.intermediate=128", "custom_model.vocab=512", "custom_model.params_b=0.001",

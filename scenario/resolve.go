@@ -210,6 +210,9 @@ func (r *resolver) resolveAccelerator(sc *Scenario, out *resolved) {
 	out.host.ContextTokens = m.ContextTokens
 	if r.intIn("accelerator.max_model_len", a.MaxModelLen, 0, 1<<24); a.MaxModelLen >= 1 {
 		out.host.ContextTokens = a.MaxModelLen
+		if out.functional != nil {
+			r.fail(r.culprit("accelerator.max_model_len", "mode"), "functional mode checks every turn against its whole history: tinylm has no window to truncate to (allowed: 0)")
+		}
 	}
 	if out.functional != nil {
 		out.host.KVBytesPerToken = int64(m.Layers) * int64(2*m.KVHeads*m.HeadDim) * 4 // float32
