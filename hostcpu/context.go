@@ -72,16 +72,25 @@ func (s *System) truncate(r *request, over int64) bool {
 	r.promptLen -= over
 	r.rec.PromptTokens, r.rec.TruncatedTokens = r.promptLen, over
 	s.counts.Truncated++
-	if s.cfg.Design.DecoupledPositions {
-		sess.storedTokens = max(0, sess.storedTokens-over)
-	} else {
-		sess.storedTokens = 0
+	sess.storedTokens = s.stillValid(sess.storedTokens, over)
+	if !s.cfg.Design.DecoupledPositions {
 		s.invalidate(sess)
 	}
 	if s.cfg.Scheme == kvstore.SchemeBlock {
 		r.blockKeys = s.blockKeys(sess, r.prompt, r.promptLen)
 	}
 	return true
+}
+
+// stillValid is how many of a stored version's tokens still serve the
+// history once truncation has dropped its oldest dropped tokens: the rest
+// of them where KV is stored without positions, none where every kept
+// token moved.
+func (s *System) stillValid(tokens, dropped int64) int64 {
+	if dropped > 0 && !s.cfg.Design.DecoupledPositions {
+		return 0
+	}
+	return max(0, tokens-dropped)
 }
 
 // invalidate drops the session's KV from the accelerator that holds it,

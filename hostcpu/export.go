@@ -73,9 +73,12 @@ func (s *System) startExport(sess *session, node int, record int) {
 // the buffer has room, or (an export larger than all of it) is empty and
 // no export waits before it.
 func (s *System) bufferRoom(bytes int64) bool {
-	if s.blocked.Len() > 0 {
-		return false
-	}
+	return s.blocked.Len() == 0 && s.bufferFits(bytes)
+}
+
+// bufferFits reports whether bytes more fit the asynchronous buffer, or
+// it is empty (an export larger than all of it goes alone).
+func (s *System) bufferFits(bytes int64) bool {
 	return s.buffered+bytes <= s.cfg.Mech.AsyncBufferBytes || s.buffered == 0
 }
 
@@ -84,7 +87,7 @@ func (s *System) bufferRoom(bytes int64) bool {
 func (s *System) unblock() {
 	for s.blocked.Len() > 0 {
 		t := s.exports.At(s.blocked.Peek())
-		if s.buffered+t.bytes > s.cfg.Mech.AsyncBufferBytes && s.buffered > 0 {
+		if !s.bufferFits(t.bytes) {
 			return
 		}
 		s.buffered += t.bytes
@@ -132,17 +135,6 @@ func (t *exportTask) object() kvstore.Object {
 	return kvstore.Object{Key: t.key, Prev: t.sess.exported, Blocks: t.blocks, Held: t.sess.heldBlocks}
 }
 
-// validTokens is how much of the session's history the export stored: all
-// it held, less what truncation has dropped since (a design that stores
-// KV without positions), or nothing when truncation moved every token.
-func (s *System) validTokens(t *exportTask) int64 {
-	dropped := t.sess.cut - t.cut
-	if dropped > 0 && !s.cfg.Design.DecoupledPositions {
-		return 0
-	}
-	return max(0, t.tokens-dropped)
-}
-
 // exportOutcome is what the store did with an export.
 type exportOutcome struct {
 	Export kvstore.ExportResult
@@ -166,7 +158,7 @@ func (s *System) exported(id int) {
 	if t.result.Err != nil {
 		s.counts.ExportFailed++
 	} else {
-		sess.storedTokens = s.validTokens(&t)
+		sess.storedTokens = s.stillValid(t.tokens, sess.cut-t.cut)
 		if s.cfg.Scheme == kvstore.SchemeBlock {
 			sess.heldBlocks = len(t.blocks)
 		} else {

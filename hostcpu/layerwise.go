@@ -121,7 +121,7 @@ func (s *System) prefetch(slot int) {
 	s.counts.Prefetches++
 	for _, e := range r.found.Extents {
 		if e.Tier > 0 && e.Bytes > 0 {
-			s.moveExtent(slot, []hop{{dev: n.Tiers[e.Tier], addr: e.Addr}, {dev: n.HostMemory, write: true}}, e.Bytes, opPrefetched)
+			s.moveExtent(slot, toHost(n, e.Tier, e.Addr), e.Bytes, opPrefetched)
 		}
 	}
 }
@@ -152,5 +152,10 @@ func (s *System) importHops(r *request, tier int, addr int64) []hop {
 	if r.prefetch == prefetchLanded && tier > 0 {
 		return []hop{{link: n.ToGPU}}
 	}
-	return []hop{{dev: n.Tiers[tier], addr: addr}, {dev: n.HostMemory, write: true}, {link: n.ToGPU}}
+	return append(toHost(n, tier, addr), hop{link: n.ToGPU})
+}
+
+// toHost is an extent's way from its tier into host memory.
+func toHost(n *nodeState, tier int, addr int64) []hop {
+	return []hop{{dev: n.Tiers[tier], addr: addr}, {dev: n.HostMemory, write: true}}
 }
