@@ -15,6 +15,7 @@ type closedLoop struct {
 	limit, inFlight int
 	queue           []turnRef
 	next            int
+	ahead           int // the look-ahead has passed the turns before this one
 }
 
 // turnRef is one turn of one session.
@@ -62,6 +63,7 @@ func (s *System) admitQueued() {
 		sess.holdsSlot = true
 		s.arrive(sess)
 	}
+	s.lookAhead()
 }
 
 // release frees the session's slot once its turn and export are over.

@@ -46,6 +46,9 @@ func (s *System) Conservation() (Conservation, error) {
 	if p := s.counts; p.Prefetches != p.PrefetchUsed+p.PrefetchLate {
 		faults = append(faults, fmt.Sprintf("%d prefetches but %d used + %d late", p.Prefetches, p.PrefetchUsed, p.PrefetchLate))
 	}
+	if p := s.Counts(); p.LookAheads != p.LookAheadUsed+p.LookAheadWasted+p.LookAheadUnmet {
+		faults = append(faults, fmt.Sprintf("%d look-aheads but %d used + %d wasted + %d unmet", p.LookAheads, p.LookAheadUsed, p.LookAheadWasted, p.LookAheadUnmet))
+	}
 	if len(faults) > 0 {
 		return c, fmt.Errorf("hostcpu: at %v: counts not conserved: %s", s.eng.Now(), strings.Join(faults, "; "))
 	}

@@ -109,6 +109,11 @@ func (s *System) prefetch(slot int) {
 	if n.KV.BlocksFor(r.rec.PromptTokens+r.rec.OutputTokens) > n.KV.Total() {
 		return // it will be rejected at admission: nothing to fetch for
 	}
+	if r.sess.raising > 0 { // a look-ahead raise is on its way up: wait for it
+		r.prefetch, r.prefetchParts, r.sess.waiter = prefetchMoving, r.sess.raising, slot
+		s.counts.Prefetches++
+		return
+	}
 	for _, e := range r.found.Extents {
 		if e.Tier > 0 && e.Bytes > 0 {
 			r.prefetchParts++

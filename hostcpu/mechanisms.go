@@ -73,7 +73,10 @@ const (
 	PrefetchNone PrefetchPolicy = iota
 	// PrefetchQueue moves the KV of a request found below the top tier into
 	// host memory as soon as the lookup ends, while the request waits for
-	// the accelerator (CachedAttention's scheduler-aware fetching).
+	// the accelerator, and in a closed loop raises the session objects of
+	// the turns held back for a slot into the top tier before they are let
+	// in (CachedAttention's scheduler-aware fetching and its look-ahead
+	// window).
 	PrefetchQueue
 )
 
@@ -107,7 +110,12 @@ type Mechanisms struct {
 	Load     LoadMode
 	Save     SaveMode
 	Prefetch PrefetchPolicy
-	Eviction EvictionPolicy
+	// PrefetchWindowTurns is how many of a closed loop's held-back turns
+	// PrefetchQueue looks ahead into (0: none); AutoWindow sizes the window
+	// by the top tier: as many objects of a whole context window as it
+	// holds.
+	PrefetchWindowTurns int
+	Eviction            EvictionPolicy
 	// AsyncBufferBytes bound the exports copied but not yet stored
 	// (SaveAsync); AsyncFull says what happens past it.
 	AsyncBufferBytes int64
@@ -133,11 +141,17 @@ func (m Mechanisms) Validate(tiers int) error {
 		return fmt.Errorf("store.prefetch: queue needs store.load: layerwise (a whole load starts when the lookup ends: there is no wait to prefetch in); allowed here: none")
 	case m.Save == SaveAsync && m.AsyncBufferBytes < 1:
 		return fmt.Errorf("store.async_buffer = %d B: must be positive", m.AsyncBufferBytes)
+	case m.PrefetchWindowTurns < AutoWindow:
+		return fmt.Errorf("store.prefetch_window = %d turns: must not be negative (0: none)", m.PrefetchWindowTurns)
 	case m.ChunkBytes < 0:
 		return fmt.Errorf("store.chunk = %d B: must not be negative (0: whole extents hop by hop)", m.ChunkBytes)
 	}
 	return nil
 }
+
+// AutoWindow as PrefetchWindowTurns sizes the look-ahead window by the
+// top tier.
+const AutoWindow = -1
 
 // firstLayerShare is the share of a whole-object read, in address order,
 // after which layer 0's K and V have landed: with layer-major objects the

@@ -69,6 +69,11 @@ type Counts struct {
 	// Prefetches started; each was used (landed before its load started)
 	// or late (the load waited for it).
 	Prefetches, PrefetchUsed, PrefetchLate int64
+	// LookAheads are objects raised into the top tier for held-back
+	// closed-loop turns; each was used (the session's next lookup found it
+	// there), wasted (demoted again, or no longer the session's) or is
+	// unmet (the run ended first; filled in by Counts).
+	LookAheads, LookAheadUsed, LookAheadWasted, LookAheadUnmet int64
 	// ExportsBlocked waited for room in the asynchronous exports' buffer;
 	// ExportsDropped found it full and were not stored.
 	ExportsBlocked, ExportsDropped int64

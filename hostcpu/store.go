@@ -63,6 +63,7 @@ func (s *System) queried(slot int) {
 		s.counts.QueryMiss++
 	}
 	r.rec.ReusedTokens = reused
+	s.meetRaise(r)
 	if reused == 0 {
 		s.imported(slot)
 		return

@@ -52,6 +52,13 @@ type session struct {
 	// kv is functional mode's cache at the end of the last turn: what a
 	// continuation reuses and an export stores (never changed once made)
 	kv *tinylm.Cache
+	// raising counts the parts of a look-ahead raise still moving; raised:
+	// raisedKey was raised and no lookup has met it since; waiter is the
+	// slot of a request waiting for the raise to land, or -1.
+	raising   int
+	raised    bool
+	raisedKey kvstore.Key
+	waiter    int
 }
 
 // request is one turn in flight.
@@ -113,6 +120,8 @@ type System struct {
 	// waiting counts, per stored key, the looked-up requests not yet
 	// admitted that need it (store.eviction: queue-aware)
 	waiting map[kvstore.Key]int
+	// aheadTurns is the closed loop's look-ahead window (0: none)
+	aheadTurns int
 }
 
 // The System's events.
@@ -129,6 +138,7 @@ const (
 	opMoved
 	opStreamed
 	opPrefetched
+	opRaised
 )
 
 // NewSystem builds the CPU side over the nodes' hardware. pool is the
@@ -162,7 +172,7 @@ func NewSystem(eng *sim.Engine, cfg Config, nodes []Node, pool *kvstore.Pool, w 
 		if len(plan.Turns) == 0 {
 			continue
 		}
-		sess := &session{id: plan.ID, index: int64(len(s.sessions)), plan: plan, resident: -1, parked: -1, lastNode: -1, lastRecord: -1,
+		sess := &session{id: plan.ID, index: int64(len(s.sessions)), plan: plan, resident: -1, parked: -1, lastNode: -1, lastRecord: -1, waiter: -1,
 			tokenless: plan.Turns[0].NewTokens == nil}
 		s.sessions = append(s.sessions, sess)
 	}
@@ -170,6 +180,7 @@ func NewSystem(eng *sim.Engine, cfg Config, nodes []Node, pool *kvstore.Pool, w 
 		s.scheduleOpenings()
 	} else {
 		s.closed = newClosedLoop(cfg.MaxConcurrency, s.sessions)
+		s.aheadTurns = lookAheadTurns(cfg, pool)
 		eng.Schedule(0, sim.Event{Handler: s, Op: opAdmit})
 	}
 	return s, nil
@@ -201,7 +212,11 @@ func (s *System) open(i int) {
 func (s *System) Records() []Record { return s.records }
 
 // Counts returns the decision, query and eviction counters.
-func (s *System) Counts() Counts { return s.counts }
+func (s *System) Counts() Counts {
+	c := s.counts
+	c.LookAheadUnmet = s.unmetRaises()
+	return c
+}
 
 // Rejected counts requests that could never fit the accelerator's memory.
 func (s *System) Rejected() int64 { return s.rejected }
@@ -241,6 +256,8 @@ func (s *System) Handle(ev sim.Event) {
 		s.streamed(ev.Arg)
 	case opPrefetched:
 		s.prefetched(int(ev.Arg))
+	case opRaised:
+		s.raisedPart(ev.Arg)
 	}
 }
 

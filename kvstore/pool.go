@@ -139,6 +139,30 @@ func (p *Pool) Find(now sim.Time, o Object) (Found, []Move, error) {
 	return f, p.moves, errors.Join(err, p.err)
 }
 
+// Raise moves an object keyed k that lies below the top tier up into it
+// ahead of its lookup (CachedAttention's scheduler-aware fetching): it
+// reports the extents to read from the lower tier and the moves, the
+// promotion first and then the demotions it caused. An object in the top
+// tier, or in none, is left alone (no extents). Raise is not a lookup:
+// no tier counts it as one.
+func (p *Pool) Raise(now sim.Time, k Key) ([]Extent, []Move, error) {
+	p.moves, p.err = nil, nil
+	for i, d := range p.tiers {
+		d.Expire(now)
+		id, _ := d.find(k)
+		if id == none {
+			continue
+		}
+		if i == 0 {
+			return nil, nil, nil
+		}
+		read := onTier(d.ReadExtents(LookupResult{Hit: true, link: id}), i)
+		err := p.promote(now, i, k, 0)
+		return read, p.moves, errors.Join(err, p.err)
+	}
+	return nil, nil, nil
+}
+
 // findObject finds a patent key in the first tier that has it.
 func (p *Pool) findObject(now sim.Time, k Key) (Found, error) {
 	var f Found

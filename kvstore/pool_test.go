@@ -176,3 +176,46 @@ func ExamplePool() {
 	// find 0: moved ssd -> dram
 	// objects: 2 in dram, 1 on the ssd
 }
+
+// TestPoolRaise: Raise moves an object from below the top into the top
+// tier, returning the lower tier's extents to read, and is no lookup; an
+// object on top, or stored nowhere, is left alone.
+func TestPoolRaise(t *testing.T) {
+	cfg := DirectoryConfig{BucketsLog2: 4, RegionBytes: 4096, Shape: KVShape{Layers: 1, KWidth: 1020, VWidth: 1020, ElemBytes: 2}}
+	key := func(session uint64) Key { return Key{Tokens: 1, Hash: session} }
+	cases := []struct {
+		name       string
+		raise      uint64
+		wantRead   bool
+		wantOnTop  []uint64 // after the raise
+		wantMovesN int
+	}{
+		{"below the top", 0, true, []uint64{0, 2}, 2}, // the promotion, then the demotion of 1
+		{"on top", 2, false, []uint64{1, 2}, 0},
+		{"nowhere", 9, false, []uint64{1, 2}, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			pool, err := NewPool(cfg, []Tier{{Name: "dram", Bytes: 2 * 4096}, {Name: "ssd", Bytes: 64 * 4096}})
+			require.NoError(t, err)
+			for s := range uint64(3) {
+				_, _, err := pool.Save(sim.Time(s), Object{Key: key(s)})
+				require.NoError(t, err) // 0 is demoted to the ssd by 2
+			}
+			lookups := pool.Tier(0).Stats().Lookups + pool.Tier(1).Stats().Lookups
+			read, moves, err := pool.Raise(10, key(c.raise))
+			require.NoError(t, err)
+			assert.Equal(t, c.wantRead, len(read) > 0)
+			for _, x := range read {
+				assert.Equal(t, 1, x.Tier)
+			}
+			assert.Len(t, moves, c.wantMovesN)
+			for _, s := range c.wantOnTop {
+				id, _ := pool.Tier(0).find(key(s))
+				assert.NotEqual(t, none, id, "session %d on top", s)
+			}
+			assert.Equal(t, lookups, pool.Tier(0).Stats().Lookups+pool.Tier(1).Stats().Lookups)
+			require.NoError(t, pool.Check(10, "raise"))
+		})
+	}
+}

@@ -115,6 +115,31 @@ func TestPrefetchIsCountedAndUsed(t *testing.T) {
 	assert.Positive(t, waitQueue)
 }
 
+// TestLookAheadRaisesHeldBackTurns: in a closed loop whose DRAM tier
+// holds a few sessions, the look-ahead window raises the objects of the
+// turns held back for a slot, so more hits come from DRAM and resumed
+// turns wait less for KV than with the window shut; every raise is
+// settled once.
+func TestLookAheadRaisesHeldBackTurns(t *testing.T) {
+	run := func(window string) (*Result, reports.Summary) {
+		res := simulate(t, append([]string{"system.design=cachedattention", "store.dram_tier=16GiB", "workload.max_concurrency=8",
+			"store.prefetch_window=" + window}, evicting...)...)
+		return res, res.Summary()
+	}
+	shutRes, shut := run("0")
+	openRes, open := run("auto")
+	assert.Zero(t, shut.Store["lookaheads"])
+	l := open.Store
+	require.Positive(t, l["lookaheads"])
+	assert.Positive(t, l["lookahead_used"])
+	assert.Equal(t, l["lookaheads"], l["lookahead_used"]+l["lookahead_wasted"]+l["lookahead_unmet"])
+	dramShare := func(s reports.Summary) float64 { return float64(s.Tiers[0].Hits) / float64(s.Decisions["query_hits"]) }
+	assert.Greater(t, dramShare(open), dramShare(shut))
+	_, _, waitShut := resumed(shutRes)
+	_, _, waitOpen := resumed(openRes)
+	assert.Less(t, waitOpen, waitShut)
+}
+
 // TestNewDesignsAreDeterministic runs each new design twice on the same
 // seed, on the synthetic default and on the Mooncake conversation trace:
 // the requests must come out the same, byte for byte.
@@ -156,6 +181,11 @@ func TestStoreKeysRefuseBadInput(t *testing.T) {
 		{[]string{"system.design=cachedattention", "store.load=whole"}, "key store.prefetch: queue needs store.load: layerwise"},
 		{[]string{"system.design=cpu", "store.save=async", "store.async_buffer=0GiB"}, "key store.async_buffer"},
 		{[]string{"store.chunk=-4MiB"}, "key store.chunk"},
+		{[]string{"system.design=cachedattention", "store.prefetch_window=many"}, `key store.prefetch_window: "many": want auto or a whole number of turns`},
+		{[]string{"system.design=cachedattention", "store.prefetch_window=4"}, "key store.prefetch_window: a look-ahead window needs store.prefetch: queue and a closed loop"},
+		{[]string{"system.design=cpu", "workload.max_concurrency=4", "store.prefetch_window=4"}, "key store.prefetch_window: a look-ahead window needs"},
+		{[]string{"workload.follow_up_median_tokens=0"}, "key workload.follow_up_median_tokens: median 0: must be positive"},
+		{[]string{"workload.output_p90_tokens=10"}, "key workload.output_p90_tokens: p90 10: must be finite and at least the median 129"},
 		{[]string{"system.design=cachedattention", "store.async_buffer=2GiB"}, "key store.async_buffer: 2GiB is smaller than a session's object (llama-3-70b's 8192-token window x 327680 B per token = 2684354560 B)"},
 		{[]string{"system.design=lmcache", "store.async_buffer=64MiB"}, "key store.async_buffer: 64MiB is smaller than one block (256 tokens x 327680 B per token = 83886080 B)"},
 		{[]string{"mode=functional", "accelerator.max_model_len=512"}, "key accelerator.max_model_len: functional mode checks every turn"},

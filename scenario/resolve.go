@@ -403,6 +403,14 @@ func (r *resolver) resolveStore(sc *Scenario, out *resolved) {
 	if st.Prefetch != "" {
 		m.Prefetch = pick(r, "store.prefetch", st.Prefetch, hostcpu.PrefetchPolicies.Parse)
 	}
+	m.PrefetchWindowTurns = hostcpu.AutoWindow
+	if st.PrefetchWindow != "auto" {
+		n, err := strconv.Atoi(st.PrefetchWindow)
+		if err != nil || n < 0 || n > 1<<20 {
+			r.fail("store.prefetch_window", "%q: want auto or a whole number of turns from 0 (none) to 1048576", st.PrefetchWindow)
+		}
+		m.PrefetchWindowTurns = n
+	}
 	if st.Eviction != "" {
 		m.Eviction = pick(r, "store.eviction", st.Eviction, hostcpu.EvictionPolicies.Parse)
 	}
@@ -427,6 +435,10 @@ func (r *resolver) resolveStore(sc *Scenario, out *resolved) {
 	}
 	if m.Load == hostcpu.LoadLayerwise && out.functional != nil {
 		r.fail(r.culprit("store.load", "mode"), "layerwise is for timing mode: functional mode imports whole objects (allowed: whole)")
+	}
+	if !r.unset("store.prefetch_window") && m.PrefetchWindowTurns > 0 && (m.Prefetch != hostcpu.PrefetchQueue || sc.Workload.MaxConcurrency == 0) {
+		r.fail(r.culprit("store.prefetch_window", "store.prefetch", "workload.max_concurrency"),
+			"a look-ahead window needs store.prefetch: queue and a closed loop (workload.max_concurrency > 0) whose held-back turns it looks into (allowed here: auto, 0)")
 	}
 	r.bufferHoldsAnObject(st.AsyncBuffer, m, out)
 	if err := m.Validate(len(out.tiers)); err != nil {
@@ -481,6 +493,9 @@ func (r *resolver) resolveWorkload(sc *Scenario, out *resolved) {
 	c.Sessions, c.SessionRatePerS, c.TurnsMean = w.Sessions, w.SessionRatePerS, w.TurnsMean
 	c.SystemPromptTokens, c.InterruptProbability = w.SystemPromptTokens, w.InterruptProbability
 	c.Think = workloads.LengthFit{Median: w.ThinkMedianS, P90: w.ThinkP90S}
+	c.FirstPrompt = workloads.LengthFit{Median: w.FirstPromptMedian, P90: w.FirstPromptP90}
+	c.FollowUpPrompt = workloads.LengthFit{Median: w.FollowUpMedian, P90: w.FollowUpP90}
+	c.Output = workloads.LengthFit{Median: w.OutputMedian, P90: w.OutputP90}
 	if out.node != nil {
 		c.Vocab = out.node.Model.Vocab
 	}

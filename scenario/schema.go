@@ -124,9 +124,12 @@ type Store struct {
 	AsyncBuffer string `yaml:"async_buffer"` // a size: exports copied but not yet stored
 	AsyncFull   string `yaml:"async_full"`   // block | drop
 	Prefetch    string `yaml:"prefetch"`     // none | queue
-	Eviction    string `yaml:"eviction"`     // lru | queue-aware
-	Chunk       string `yaml:"chunk"`        // a size, or 0: whole extents hop by hop
-	DRAMTier    string `yaml:"dram_tier"`    // a size: the host-DRAM tier of a design that has one
+	// PrefetchWindow is the look-ahead window in held-back turns, or
+	// auto (sized by the top tier).
+	PrefetchWindow string `yaml:"prefetch_window"`
+	Eviction       string `yaml:"eviction"`  // lru | queue-aware
+	Chunk          string `yaml:"chunk"`     // a size, or 0: whole extents hop by hop
+	DRAMTier       string `yaml:"dram_tier"` // a size: the host-DRAM tier of a design that has one
 }
 
 // TierSpec is one tier of the storage pool.
@@ -147,9 +150,17 @@ type Workload struct {
 	InterruptProbability float64 `yaml:"interrupt_probability"`
 	ThinkMedianS         float64 `yaml:"think_median_s"`
 	ThinkP90S            float64 `yaml:"think_p90_s"`
-	Path                 string  `yaml:"path"`
-	TimeScale            float64 `yaml:"time_scale"`
-	MaxConcurrency       int     `yaml:"max_concurrency"`
-	SkipBadLines         bool    `yaml:"skip_bad_lines"`
-	ContextPolicy        string  `yaml:"context_policy"`
+	// The synthetic lengths in tokens, each a log-normal by its median
+	// and p90.
+	FirstPromptMedian float64 `yaml:"first_prompt_median_tokens"`
+	FirstPromptP90    float64 `yaml:"first_prompt_p90_tokens"`
+	FollowUpMedian    float64 `yaml:"follow_up_median_tokens"`
+	FollowUpP90       float64 `yaml:"follow_up_p90_tokens"`
+	OutputMedian      float64 `yaml:"output_median_tokens"`
+	OutputP90         float64 `yaml:"output_p90_tokens"`
+	Path              string  `yaml:"path"`
+	TimeScale         float64 `yaml:"time_scale"`
+	MaxConcurrency    int     `yaml:"max_concurrency"`
+	SkipBadLines      bool    `yaml:"skip_bad_lines"`
+	ContextPolicy     string  `yaml:"context_policy"`
 }

@@ -71,6 +71,10 @@ func (res *Result) Summary() reports.Summary {
 	s.Store["exports"], s.Store["exports_failed"] = c.Exports, c.ExportFailed
 	if m := r.l.resolved.host.Mech; m.Prefetch != hostcpu.PrefetchNone {
 		s.Store["prefetches"], s.Store["prefetch_used"], s.Store["prefetch_late"] = c.Prefetches, c.PrefetchUsed, c.PrefetchLate
+		if r.l.resolved.host.MaxConcurrency > 0 {
+			s.Store["lookaheads"], s.Store["lookahead_used"] = c.LookAheads, c.LookAheadUsed
+			s.Store["lookahead_wasted"], s.Store["lookahead_unmet"] = c.LookAheadWasted, c.LookAheadUnmet
+		}
 	}
 	if m := r.l.resolved.host.Mech; m.Save == hostcpu.SaveAsync {
 		s.Store["exports_blocked"], s.Store["exports_dropped"] = c.ExportsBlocked, c.ExportsDropped

@@ -62,12 +62,17 @@ func (c SyntheticConfig) Validate() error {
 		return fmt.Errorf("workload: system_prompt_tokens >= 0, max_prompt_tokens >= 1, max_output_tokens >= 1 and vocab >= 2 required")
 	}
 	for _, f := range []struct {
-		name string
-		fit  LengthFit
-	}{{"first_prompt", c.FirstPrompt}, {"follow_up_prompt", c.FollowUpPrompt}, {"output", c.Output},
-		{"think_median_s", c.Think}, {"interruption_s", c.Interruption}} {
-		if !(f.fit.Median > 0) || f.fit.P90 < f.fit.Median {
-			return fmt.Errorf("workload.%s: median %v and p90 %v: need 0 < median <= p90", f.name, f.fit.Median, f.fit.P90)
+		median, p90 string
+		fit         LengthFit
+	}{{"first_prompt_median_tokens", "first_prompt_p90_tokens", c.FirstPrompt},
+		{"follow_up_median_tokens", "follow_up_p90_tokens", c.FollowUpPrompt},
+		{"output_median_tokens", "output_p90_tokens", c.Output},
+		{"think_median_s", "think_p90_s", c.Think}, {"interruption_s", "interruption_s", c.Interruption}} {
+		switch {
+		case !(f.fit.Median > 0) || math.IsInf(f.fit.Median, 0):
+			return fmt.Errorf("workload.%s: median %v: must be positive and finite", f.median, f.fit.Median)
+		case !(f.fit.P90 >= f.fit.Median) || math.IsInf(f.fit.P90, 0):
+			return fmt.Errorf("workload.%s: p90 %v: must be finite and at least the median %v", f.p90, f.fit.P90, f.fit.Median)
 		}
 	}
 	return c.checkSize()

@@ -1,6 +1,7 @@
 package workloads
 
 import (
+	"math"
 	"sort"
 	"testing"
 
@@ -64,8 +65,19 @@ func TestSyntheticRejects(t *testing.T) {
 	c.SessionRatePerS = 0
 	_, err := Synthetic(c, sim.NewStreams(1))
 	assert.ErrorContains(t, err, "session_rate_per_s = 0")
-	c = DefaultSynthetic()
-	c.Think = LengthFit{40, 10}
-	_, err = Synthetic(c, sim.NewStreams(1))
-	assert.ErrorContains(t, err, "workload.think_median_s")
+	for _, c := range []struct {
+		set  func(*SyntheticConfig)
+		want string
+	}{
+		{func(c *SyntheticConfig) { c.Think = LengthFit{40, 10} }, "workload.think_p90_s: p90 10: must be finite and at least the median 40"},
+		{func(c *SyntheticConfig) { c.Think = LengthFit{0, 10} }, "workload.think_median_s: median 0"},
+		{func(c *SyntheticConfig) { c.FirstPrompt = LengthFit{math.Inf(1), math.Inf(1)} }, "workload.first_prompt_median_tokens: median +Inf"},
+		{func(c *SyntheticConfig) { c.FollowUpPrompt = LengthFit{100, math.NaN()} }, "workload.follow_up_p90_tokens: p90 NaN"},
+		{func(c *SyntheticConfig) { c.Output = LengthFit{-1, 10} }, "workload.output_median_tokens: median -1"},
+	} {
+		cfg := DefaultSynthetic()
+		c.set(&cfg)
+		_, err = Synthetic(cfg, sim.NewStreams(1))
+		assert.ErrorContains(t, err, c.want)
+	}
 }

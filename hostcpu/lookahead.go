@@ -1,0 +1,147 @@
+package hostcpu
+
+import (
+	"github.com/kvcosim/kvcosim/kvstore"
+)
+
+// Look-ahead fetching: CachedAttention's scheduler sees its job queue, and
+// before a job runs AttentionStore moves the job's KV from the SSD into
+// host DRAM, over a window of the jobs next in line, and keeps those
+// sessions' KV from eviction. In a closed loop the turns held back for a
+// slot are that queue: with store.prefetch: queue the objects of the next
+// PrefetchWindowTurns of them are raised into the top tier, in the
+// background, before they are let in.
+
+// unwindowedTokens sizes the automatic window of a model without a context
+// window: an object of the synthetic workload's longest prompt.
+const unwindowedTokens = 8192
+
+// lookAheadTurns is the window of held-back turns whose objects are raised
+// (0: none): the key's value, or as many objects of a whole context window
+// as the top tier holds.
+func lookAheadTurns(cfg Config, pool *kvstore.Pool) int {
+	if cfg.MaxConcurrency == 0 || cfg.Mech.Prefetch != PrefetchQueue || cfg.Scheme == kvstore.SchemeBlock ||
+		pool == nil || pool.Tiers() < 2 {
+		return 0
+	}
+	if cfg.Mech.PrefetchWindowTurns != AutoWindow {
+		return cfg.Mech.PrefetchWindowTurns
+	}
+	window := cfg.ContextTokens
+	if window == 0 {
+		window = unwindowedTokens
+	}
+	top := pool.Tier(0)
+	return int(max(1, int64(top.Regions())*top.Config().RegionBytes/(window*cfg.KVBytesPerToken)))
+}
+
+// lookAhead raises the objects of the held-back turns that have come into
+// the window since it last ran.
+func (s *System) lookAhead() {
+	c := s.closed
+	if c == nil || s.aheadTurns == 0 {
+		return
+	}
+	end := min(c.next+s.aheadTurns, len(c.queue))
+	for c.ahead = max(c.ahead, c.next); c.ahead < end; c.ahead++ {
+		s.raise(s.sessions[c.queue[c.ahead].session])
+	}
+}
+
+// raise moves a session's stored object into the top tier: its extents are
+// read from the lower tier into host memory (counted down in
+// sess.raising), and the pool's moves (the write into the top tier, the
+// demotions it causes) run in the background. A session whose turn or
+// export is under way is passed over: its newest KV is on its way to the
+// top tier already.
+func (s *System) raise(sess *session) {
+	if sess.exported == nil || sess.running || sess.exporting || sess.dropped || sess.raising > 0 {
+		return
+	}
+	read, moves, err := s.pool.Raise(s.eng.Now(), *sess.exported)
+	s.check(err)
+	if len(read) == 0 {
+		return
+	}
+	if sess.raised {
+		s.counts.LookAheadWasted++ // raised before, demoted again unused
+	} else {
+		s.keepRaised(sess, 1)
+	}
+	sess.raised, sess.raisedKey = true, *sess.exported
+	s.counts.LookAheads++
+	n := s.nodes[sess.lastNode]
+	for _, x := range read {
+		if x.Bytes > 0 {
+			sess.raising++
+			s.moveExtent(int(sess.index), toHost(n, x.Tier, x.Addr), x.Bytes, opRaised)
+		}
+	}
+	s.move(sess.lastNode, moves)
+}
+
+// raisedPart counts a part of a raise landing; a request that waits for
+// the raise counts it as its prefetch's.
+func (s *System) raisedPart(index int64) {
+	sess := s.sessions[index]
+	sess.raising--
+	if slot := sess.waiter; slot >= 0 {
+		if sess.raising == 0 {
+			sess.waiter = -1
+		}
+		s.prefetched(slot)
+	}
+}
+
+// meetRaise settles a session's raise at its next lookup: used when the
+// lookup found the object in the top tier, wasted otherwise.
+func (s *System) meetRaise(r *request) {
+	sess := r.sess
+	if !sess.raised {
+		return
+	}
+	sess.raised = false
+	s.keepRaised(sess, -1)
+	if r.found.Hit && onTop(r.found.Extents) {
+		s.counts.LookAheadUsed++
+	} else {
+		s.counts.LookAheadWasted++
+	}
+}
+
+// keepRaised counts a raised object as waiting (queue-aware eviction
+// keeps the look-ahead window's objects) or no longer.
+func (s *System) keepRaised(sess *session, by int) {
+	if s.waiting == nil {
+		return
+	}
+	k := sess.raisedKey
+	if by > 0 {
+		k = *sess.exported
+	}
+	if s.waiting[k] += by; s.waiting[k] == 0 {
+		delete(s.waiting, k)
+	}
+}
+
+// onTop reports whether every extent lies in the top tier.
+func onTop(xs []kvstore.Extent) bool {
+	for _, x := range xs {
+		if x.Tier > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// unmetRaises counts the raises no lookup has settled (the run ended
+// first).
+func (s *System) unmetRaises() int64 {
+	var n int64
+	for _, sess := range s.sessions {
+		if sess.raised {
+			n++
+		}
+	}
+	return n
+}
