@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"slices"
 
+	"github.com/kvcosim/kvcosim/internal/names"
+
 	"github.com/kvcosim/kvcosim/sim"
 )
 
@@ -14,8 +16,8 @@ import (
 type closedLoop struct {
 	limit, inFlight int
 	queue           []turnRef
-	next            int
-	ahead           int // the look-ahead has passed the turns before this one
+	next            int // the first turn not started
+	order           ClosedOrder
 }
 
 // turnRef is one turn of one session.
@@ -23,13 +25,14 @@ type turnRef struct {
 	session int64
 	turn    int
 	at      sim.Time // the turn's nominal arrival: the order
+	started bool     // let in (or passed over: its session ended)
 }
 
 // newClosedLoop orders every turn by its nominal arrival (a timed turn's
 // timestamp; otherwise the session's start plus its gaps), ties in
 // session order.
-func newClosedLoop(limit int, sessions []*session) *closedLoop {
-	c := &closedLoop{limit: limit}
+func newClosedLoop(limit int, order ClosedOrder, sessions []*session) *closedLoop {
+	c := &closedLoop{limit: limit, order: order}
 	for _, sess := range sessions {
 		at := sess.plan.Start
 		for i, t := range sess.plan.Turns {
@@ -44,24 +47,37 @@ func newClosedLoop(limit int, sessions []*session) *closedLoop {
 	return c
 }
 
-// admitQueued starts queued turns while slots are free. A turn whose session's
-// previous turn has not ended waits, and so does everything behind it.
+// admitQueued starts queued turns in order while slots are free. A turn
+// whose session still holds a slot (its previous turn, or that turn's
+// export, has not ended) waits; in trace order so does everything behind
+// it, in session order the turns of other sessions go past it. (A turn let
+// in beside its session's export would hold a second slot that release,
+// once per session, never frees.)
 func (s *System) admitQueued() {
 	c := s.closed
-	for c.inFlight < c.limit && c.next < len(c.queue) {
-		ref := c.queue[c.next]
-		sess := s.sessions[ref.session]
-		if sess.dropped {
-			c.next++
+	for i := c.next; c.inFlight < c.limit && i < len(c.queue); i++ {
+		ref := &c.queue[i]
+		if ref.started {
 			continue
 		}
-		if sess.running || sess.turn != ref.turn {
-			return
+		sess := s.sessions[ref.session]
+		switch {
+		case sess.dropped:
+			ref.started = true
+		case sess.holdsSlot || sess.turn != ref.turn: // its previous turn, or that turn's export, is not over
+			if c.order == OrderTrace {
+				i = len(c.queue)
+			}
+			continue
+		default:
+			ref.started = true
+			c.inFlight++
+			sess.holdsSlot = true
+			s.arrive(sess)
 		}
-		c.next++
-		c.inFlight++
-		sess.holdsSlot = true
-		s.arrive(sess)
+		for c.next < len(c.queue) && c.queue[c.next].started {
+			c.next++
+		}
 	}
 	s.lookAhead()
 }
@@ -75,3 +91,22 @@ func (s *System) release(sess *session) {
 	s.closed.inFlight--
 	s.eng.Schedule(s.eng.Now(), sim.Event{Handler: s, Op: opAdmit})
 }
+
+// ClosedOrder is the order in which a closed loop lets its turns in.
+type ClosedOrder int
+
+const (
+	// OrderTrace keeps the trace's order: a waiting turn holds back every
+	// turn behind it.
+	OrderTrace ClosedOrder = iota
+	// OrderSession keeps each session's turns in order; a turn whose
+	// session is busy waits while the turns behind it from other sessions
+	// go on (a job queue).
+	OrderSession
+)
+
+// ClosedOrders names the values of ClosedOrder.
+var ClosedOrders = names.New[ClosedOrder]("closed-loop order", "trace", "session")
+
+// String returns the order's name.
+func (o ClosedOrder) String() string { return ClosedOrders.Name(o) }

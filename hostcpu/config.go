@@ -73,9 +73,16 @@ type Config struct {
 	// what a request that passes it gets.
 	ContextTokens int64
 	ContextPolicy ContextPolicy
+	// TruncateFillPermille is the share of the window, in thousandths,
+	// that a truncated request's prompt and output fill (1000: cut no
+	// more than needed).
+	TruncateFillPermille int64
 	// MaxConcurrency > 0 replays closed loop: at most this many requests
 	// (with their exports) in flight, in trace order. 0 is open loop.
 	MaxConcurrency int
+	// ClosedOrder is whether a closed loop's waiting turn holds back the
+	// turns behind it.
+	ClosedOrder ClosedOrder
 }
 
 // Validate checks the configuration.
@@ -95,6 +102,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("accelerator.max_batch = %d and token_budget = %d: must be at least 1", c.MaxBatch, c.TokenBudget)
 	case c.Scheme == kvstore.SchemeBlock && c.BlockTokens < 1:
 		return fmt.Errorf("fpga.block_tokens = %d: must be positive", c.BlockTokens)
+	case c.TruncateFillPermille < 1 || c.TruncateFillPermille > 1000:
+		return fmt.Errorf("workload.truncate_fill = %v: must be in (0, 1]", float64(c.TruncateFillPermille)/1000)
 	case c.ContextTokens < 0:
 		return fmt.Errorf("context window %d: must not be negative", c.ContextTokens)
 	case c.KVBytesPerToken < 1:

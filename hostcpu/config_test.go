@@ -13,7 +13,7 @@ import (
 func validConfig() Config {
 	fpga, _ := ParseDesign("fpga")
 	return Config{Design: fpga, CPUCores: 4, RequestOverhead: sim.Microsecond, CPUHashBandwidth: sim.GBps,
-		MaxBatch: 8, TokenBudget: 512, KVBytesPerToken: 100, BlockTokens: 16}
+		MaxBatch: 8, TokenBudget: 512, KVBytesPerToken: 100, BlockTokens: 16, TruncateFillPermille: 1000}
 }
 
 func TestParseDesign(t *testing.T) {

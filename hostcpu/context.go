@@ -42,13 +42,22 @@ func (s *System) fitWindow(slot int, v verdict) (verdict, bool) {
 	if over == 0 || v.action == park {
 		return v, true
 	}
-	if !s.truncate(r, over) {
+	if !s.truncate(r, s.deeperCut(r, over)) {
 		s.decided(r, v.decision)
 		s.counts.ContextRejected++
 		s.reject(slot)
 		return v, false
 	}
 	return s.verdict(r), true
+}
+
+// deeperCut is how many tokens a truncation that must drop over takes:
+// enough history more that prompt and output fill TruncateFillPermille of
+// the window (CachedAttention cuts the oldest half), so that the next
+// turns fit without another cut.
+func (s *System) deeperCut(r *request, over int64) int64 {
+	fill := s.cfg.ContextTokens * s.cfg.TruncateFillPermille / 1000
+	return max(over, min(r.sess.historyLen, r.promptLen+r.rec.OutputTokens-fill))
 }
 
 // truncate drops the oldest over tokens of the request's prompt, history

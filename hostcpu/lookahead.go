@@ -18,7 +18,8 @@ const unwindowedTokens = 8192
 
 // lookAheadTurns is the window of held-back turns whose objects are raised
 // (0: none): the key's value, or as many objects of a whole context window
-// as the top tier holds.
+// as the top tier holds beside the objects of the turns in flight (whose
+// exports land there).
 func lookAheadTurns(cfg Config, pool *kvstore.Pool) int {
 	if cfg.MaxConcurrency == 0 || cfg.Mech.Prefetch != PrefetchQueue || cfg.Scheme == kvstore.SchemeBlock ||
 		pool == nil || pool.Tiers() < 2 {
@@ -32,19 +33,23 @@ func lookAheadTurns(cfg Config, pool *kvstore.Pool) int {
 		window = unwindowedTokens
 	}
 	top := pool.Tier(0)
-	return int(max(1, int64(top.Regions())*top.Config().RegionBytes/(window*cfg.KVBytesPerToken)))
+	objects := int64(top.Regions()) * top.Config().RegionBytes / (window * cfg.KVBytesPerToken)
+	return int(max(0, objects-int64(cfg.MaxConcurrency)))
 }
 
-// lookAhead raises the objects of the held-back turns that have come into
-// the window since it last ran.
+// LookAheadTurns is the closed loop's look-ahead window in turns (0:
+// none), as store.prefetch_window set it or auto sized it.
+func (s *System) LookAheadTurns() int { return s.aheadTurns }
+
+// lookAhead raises the objects of the first held-back turns, as many as
+// the window holds; those already on top stay.
 func (s *System) lookAhead() {
 	c := s.closed
-	if c == nil || s.aheadTurns == 0 {
-		return
-	}
-	end := min(c.next+s.aheadTurns, len(c.queue))
-	for c.ahead = max(c.ahead, c.next); c.ahead < end; c.ahead++ {
-		s.raise(s.sessions[c.queue[c.ahead].session])
+	for i, seen := c.next, 0; seen < s.aheadTurns && i < len(c.queue); i++ {
+		if !c.queue[i].started {
+			seen++
+			s.raise(s.sessions[c.queue[i].session])
+		}
 	}
 }
 

@@ -179,7 +179,7 @@ func NewSystem(eng *sim.Engine, cfg Config, nodes []Node, pool *kvstore.Pool, w 
 	if cfg.MaxConcurrency == 0 {
 		s.scheduleOpenings()
 	} else {
-		s.closed = newClosedLoop(cfg.MaxConcurrency, s.sessions)
+		s.closed = newClosedLoop(cfg.MaxConcurrency, cfg.ClosedOrder, s.sessions)
 		s.aheadTurns = lookAheadTurns(cfg, pool)
 		eng.Schedule(0, sim.Event{Handler: s, Op: opAdmit})
 	}

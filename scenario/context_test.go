@@ -47,6 +47,30 @@ func TestContextWindowHoldsForEveryRequest(t *testing.T) {
 	}
 }
 
+// TestTruncateFillCutsDeeper: with workload.truncate_fill 0.5 a
+// truncation leaves prompt and output at half the window, unless that
+// would cut into the turn's new tokens (then just enough of the history
+// goes); fewer turns need a cut than when it keeps the window full.
+func TestTruncateFillCutsDeeper(t *testing.T) {
+	count := func(fill string) (truncated int) {
+		res := simulate(t, append([]string{"system.design=cachedattention", "workload.truncate_fill=" + fill}, long...)...)
+		for _, r := range res.Run.sys.Records() {
+			if r.TruncatedTokens == 0 {
+				continue
+			}
+			truncated++
+			if total := r.PromptTokens + r.OutputTokens; fill == "0.5" && total != 1024 {
+				assert.LessOrEqual(t, total, int64(2048), "request %d", r.ID)
+				assert.Zero(t, r.ReusedTokens, "request %d: past half the window only when no history is left", r.ID)
+			}
+		}
+		return truncated
+	}
+	full, half := count("1"), count("0.5")
+	require.Positive(t, half)
+	assert.Less(t, half, full)
+}
+
 // TestTruncationKeepsOnlyDecoupledKV: after a truncation, the KV stored
 // with positions (the patent's cpu design, lmcache's prefix chain) matches
 // nothing and the turn recomputes; CachedAttention's position-free KV

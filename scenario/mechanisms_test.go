@@ -122,12 +122,12 @@ func TestPrefetchIsCountedAndUsed(t *testing.T) {
 // settled once.
 func TestLookAheadRaisesHeldBackTurns(t *testing.T) {
 	run := func(window string) (*Result, reports.Summary) {
-		res := simulate(t, append([]string{"system.design=cachedattention", "store.dram_tier=16GiB", "workload.max_concurrency=8",
+		res := simulate(t, append([]string{"system.design=cachedattention", "store.dram_tier=16GiB", "workload.max_concurrency=2",
 			"store.prefetch_window=" + window}, evicting...)...)
 		return res, res.Summary()
 	}
 	shutRes, shut := run("0")
-	openRes, open := run("auto")
+	openRes, open := run("4")
 	assert.Zero(t, shut.Store["lookaheads"])
 	l := open.Store
 	require.Positive(t, l["lookaheads"])
@@ -138,6 +138,25 @@ func TestLookAheadRaisesHeldBackTurns(t *testing.T) {
 	_, _, waitShut := resumed(shutRes)
 	_, _, waitOpen := resumed(openRes)
 	assert.Less(t, waitOpen, waitShut)
+}
+
+// TestLookAheadWindowSizesItselfByTheTopTier: auto holds as many objects
+// of a whole context window (Llama-3-70B: 8,192 tokens, 2.68 GB) as the
+// DRAM tier has room for beside the turns in flight.
+func TestLookAheadWindowSizesItselfByTheTopTier(t *testing.T) {
+	for _, c := range []struct {
+		dram        string
+		concurrency int
+		want        int64
+	}{
+		{"16GiB", 2, 4}, // 6 objects, 2 in flight
+		{"16GiB", 8, 0},
+		{"64GiB", 8, 17}, // 25 objects
+	} {
+		s := simulate(t, "system.design=cachedattention", "accelerator.retain=off", "workload.sessions=20", "store.dram_tier="+c.dram,
+			fmt.Sprintf("workload.max_concurrency=%d", c.concurrency)).Summary()
+		assert.Equal(t, c.want, s.Store["lookahead_window"], "%s, %d in flight", c.dram, c.concurrency)
+	}
 }
 
 // TestNewDesignsAreDeterministic runs each new design twice on the same

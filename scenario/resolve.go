@@ -485,7 +485,10 @@ func (r *resolver) resolveWorkload(sc *Scenario, out *resolved) {
 	r.floatIn("workload.time_scale", w.TimeScale, 1e-9, 1e9)
 	r.intIn("workload.max_concurrency", int64(w.MaxConcurrency), 0, 1<<20)
 	out.host.MaxConcurrency = w.MaxConcurrency
+	out.host.ClosedOrder = pick(r, "workload.closed_order", w.ClosedOrder, hostcpu.ClosedOrders.Parse)
 	out.host.ContextPolicy = pick(r, "workload.context_policy", w.ContextPolicy, hostcpu.ContextPolicies.Parse)
+	r.floatIn("workload.truncate_fill", w.TruncateFill, 0.001, 1)
+	out.host.TruncateFillPermille = int64(math.Round(w.TruncateFill * 1000))
 	if w.Kind != "synthetic" && w.Path == "" {
 		r.fail("workload.path", "a %s trace needs its file", w.Kind)
 	}

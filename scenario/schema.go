@@ -161,6 +161,8 @@ type Workload struct {
 	Path              string  `yaml:"path"`
 	TimeScale         float64 `yaml:"time_scale"`
 	MaxConcurrency    int     `yaml:"max_concurrency"`
+	ClosedOrder       string  `yaml:"closed_order"`
 	SkipBadLines      bool    `yaml:"skip_bad_lines"`
 	ContextPolicy     string  `yaml:"context_policy"`
+	TruncateFill      float64 `yaml:"truncate_fill"`
 }

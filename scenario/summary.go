@@ -72,6 +72,7 @@ func (res *Result) Summary() reports.Summary {
 	if m := r.l.resolved.host.Mech; m.Prefetch != hostcpu.PrefetchNone {
 		s.Store["prefetches"], s.Store["prefetch_used"], s.Store["prefetch_late"] = c.Prefetches, c.PrefetchUsed, c.PrefetchLate
 		if r.l.resolved.host.MaxConcurrency > 0 {
+			s.Store["lookahead_window"] = int64(r.sys.LookAheadTurns())
 			s.Store["lookaheads"], s.Store["lookahead_used"] = c.LookAheads, c.LookAheadUsed
 			s.Store["lookahead_wasted"], s.Store["lookahead_unmet"] = c.LookAheadWasted, c.LookAheadUnmet
 		}

@@ -21,9 +21,20 @@ type Sweep struct {
 	// slowest.
 	Keys   []string
 	Values [][]string
+	// When are overrides for the points with one grid value: a setting
+	// that must pair with it (a model's tensor parallelism), in file
+	// order. A when key is set or grid key of no other section.
+	When []SweepWhen
 	// Lines says where each set and grid key is written (file:line), so
 	// that a point's error can name the sweep file's line of its key.
 	Lines map[string]string
+}
+
+// SweepWhen overrides settings of the points whose grid key Key has the
+// value Value.
+type SweepWhen struct {
+	Key, Value string
+	Set        []string
 }
 
 // SweepPoint is one point of a sweep: its index, the grid's values for it
@@ -51,6 +62,7 @@ func LoadSweep(path string) (*Sweep, error) {
 	at := func(n *yaml.Node) string { return fmt.Sprintf("%s:%d", path, n.Line) }
 	root := doc.Content[0]
 	sections := map[string]string{}
+	var whens *yaml.Node // read once the grid is known
 	for i := 0; i < len(root.Content); i += 2 {
 		k, v := root.Content[i], root.Content[i+1]
 		if first, dup := sections[k.Value]; dup {
@@ -78,8 +90,15 @@ func LoadSweep(path string) (*Sweep, error) {
 			for _, p := range pairs {
 				s.Keys, s.Values = append(s.Keys, p.key), append(s.Values, p.values)
 			}
+		case "when":
+			whens = v
 		default:
-			return nil, &Error{Where: at(k), Key: k.Value, Msg: "unknown key (valid keys here: base, set, grid)"}
+			return nil, &Error{Where: at(k), Key: k.Value, Msg: "unknown key (valid keys here: base, set, grid, when)"}
+		}
+	}
+	if whens != nil {
+		if err := s.readWhen(whens, at); err != nil {
+			return nil, err
 		}
 	}
 	if len(s.Keys) == 0 {
@@ -92,6 +111,45 @@ func LoadSweep(path string) (*Sweep, error) {
 		}
 	}
 	return s, nil
+}
+
+// readWhen reads the when section: a mapping from "grid key=value" to
+// the overrides of the points with that value, which win over set's. A
+// grid key cannot be overridden, nor a key written twice for one value.
+func (s *Sweep) readWhen(n *yaml.Node, at func(*yaml.Node) string) error {
+	if n.Kind != yaml.MappingNode {
+		return &Error{Where: at(n), Key: "when", Msg: "expected a mapping of grid key=value to overrides"}
+	}
+	seen := map[string]string{}
+	for i := 0; i < len(n.Content); i += 2 {
+		c, v := n.Content[i], n.Content[i+1]
+		key, value, _ := strings.Cut(c.Value, "=")
+		k := slices.Index(s.Keys, key)
+		if k < 0 || !slices.Contains(s.Values[k], value) {
+			return &Error{Where: at(c), Key: "when", Msg: fmt.Sprintf("%q is not a grid key=value (the grid: %s)", c.Value, strings.Join(s.Keys, ", "))}
+		}
+		if first, dup := seen[c.Value]; dup {
+			return &Error{Where: at(c), Key: "when", Msg: fmt.Sprintf("%q written twice (first at %s)", c.Value, first)}
+		}
+		seen[c.Value] = at(c)
+		lines := map[string]string{}
+		for _, g := range s.Keys {
+			lines[g] = s.Lines[g]
+		}
+		pairs, err := sweepPairs(v, at, false, lines)
+		if err != nil {
+			return err
+		}
+		w := SweepWhen{Key: key, Value: value}
+		for _, p := range pairs {
+			w.Set = append(w.Set, p.key+"="+p.values[0])
+			if _, set := s.Lines[p.key]; !set {
+				s.Lines[p.key] = lines[p.key]
+			}
+		}
+		s.When = append(s.When, w)
+	}
+	return nil
 }
 
 // MaxSweepPoints bounds a sweep's grid: each point is a run and a folder,
@@ -164,6 +222,11 @@ func (s *Sweep) Points() []SweepPoint {
 		}
 		for k, key := range s.Keys {
 			p.Sets = append(p.Sets, key+"="+values[k])
+		}
+		for _, w := range s.When {
+			if values[slices.Index(s.Keys, w.Key)] == w.Value {
+				p.Sets = append(p.Sets, w.Set...)
+			}
 		}
 		p.Values = values
 		out[i] = p
