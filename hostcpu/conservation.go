@@ -49,6 +49,9 @@ func (s *System) Conservation() (Conservation, error) {
 	if p := s.Counts(); p.LookAheads != p.LookAheadUsed+p.LookAheadWasted+p.LookAheadUnmet {
 		faults = append(faults, fmt.Sprintf("%d look-aheads but %d used + %d wasted + %d unmet", p.LookAheads, p.LookAheadUsed, p.LookAheadWasted, p.LookAheadUnmet))
 	}
+	if s.closed != nil && s.closed.inFlight != 0 {
+		faults = append(faults, fmt.Sprintf("%d closed-loop slots still held when every request has ended", s.closed.inFlight))
+	}
 	if len(faults) > 0 {
 		return c, fmt.Errorf("hostcpu: at %v: counts not conserved: %s", s.eng.Now(), strings.Join(faults, "; "))
 	}
