@@ -54,7 +54,15 @@ func (s *System) loaded(slot int) {
 	if n := s.nodes[r.node]; n.loadWait {
 		n.loadWait = false
 		s.iterationDone(n)
+	} else if s.cfg.Mech.LoadWait == LoadWaitRequest {
+		s.kick(n) // it may be the only request the accelerator waits for
 	}
+}
+
+// sitsOut reports whether a request stays out of the next iteration: its
+// layer-wise load is still moving and store.load_wait is request.
+func (s *System) sitsOut(r *request) bool {
+	return r.load == loadLoading && s.cfg.Mech.LoadWait == LoadWaitRequest
 }
 
 // holdForLoads keeps an iteration from ending before its members'
@@ -79,6 +87,9 @@ func (s *System) holdForLoads(n *nodeState) bool {
 			own := max(s.layerwiseEnd(r, n.iterCost), now)
 			end = max(end, own)
 			r.rec.LoadStall = own - n.iterEnd
+			if s.cfg.Mech.LoadWait == LoadWaitRequest { // it sat out from the load's start to this iteration's
+				r.rec.LoadStall = n.iterEnd - n.iterCost - r.loadStart
+			}
 			r.rec.KVWait = r.rec.Parked + r.rec.QueryTime + r.rec.LoadStall
 		}
 	}

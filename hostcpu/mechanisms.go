@@ -27,6 +27,28 @@ var LoadModes = names.New[LoadMode]("load mode", "whole", "layerwise")
 // String returns the mode's name.
 func (m LoadMode) String() string { return LoadModes.Name(m) }
 
+// LoadWait is who waits for a layer-wise load slower than the prefill it
+// overlaps.
+type LoadWait int
+
+const (
+	// LoadWaitBatch joins the request to the next iteration at once and
+	// holds the iteration, the whole batch with it, until each layer's KV
+	// has landed (a layer-synchronous engine).
+	LoadWaitBatch LoadWait = iota
+	// LoadWaitRequest keeps the request out of the iterations until its KV
+	// has landed while the batch goes on without it (CachedAttention
+	// pre-loads a job's KV while the jobs before it run; vLLM keeps a
+	// request whose KV is being received out of the batch).
+	LoadWaitRequest
+)
+
+// LoadWaits names the values of LoadWait.
+var LoadWaits = names.New[LoadWait]("load wait", "batch", "request")
+
+// String returns the value's name.
+func (w LoadWait) String() string { return LoadWaits.Name(w) }
+
 // SaveMode is whether a later turn waits for the export of the last.
 type SaveMode int
 
@@ -108,6 +130,7 @@ func (p EvictionPolicy) String() string { return EvictionPolicies.Name(p) }
 // under store:, and each design has its defaults.
 type Mechanisms struct {
 	Load     LoadMode
+	LoadWait LoadWait
 	Save     SaveMode
 	Prefetch PrefetchPolicy
 	// PrefetchWindowTurns is how many of a closed loop's held-back turns
@@ -135,6 +158,8 @@ func (m Mechanisms) Validate(tiers int) error {
 	switch {
 	case m.Load == LoadLayerwise && m.Layout == kvstore.LayoutTokenMajor:
 		return fmt.Errorf("store.load: layerwise needs each layer's K and V apart from the others' (fpga.layout: claim9 or layer-major), not token-major")
+	case m.LoadWait == LoadWaitRequest && m.Load == LoadWhole:
+		return fmt.Errorf("store.load_wait: request needs store.load: layerwise (a whole load ends before the request queues); allowed here: batch")
 	case m.Prefetch == PrefetchQueue && tiers < 2:
 		return fmt.Errorf("store.prefetch: queue needs a tier above the one the KV is stored in (storage.tiers, or a design with a DRAM tier); allowed here: none")
 	case m.Prefetch == PrefetchQueue && m.Load == LoadWhole:

@@ -162,7 +162,7 @@ func (s *System) build(n *nodeState) accel.Iteration {
 	budget := s.cfg.TokenBudget - int64(len(it.Decodes))
 	for _, slot := range n.running {
 		r := s.reqs.At(slot)
-		if r.prefillLeft == 0 || budget == 0 || len(n.members) == s.cfg.MaxBatch {
+		if r.prefillLeft == 0 || budget == 0 || len(n.members) == s.cfg.MaxBatch || s.sitsOut(r) {
 			continue
 		}
 		chunk := min(r.prefillLeft, budget)

@@ -159,6 +159,34 @@ func TestLookAheadWindowSizesItselfByTheTopTier(t *testing.T) {
 	}
 }
 
+// TestLoadWaitRequestSitsOut: with store.load_wait: request a resumed
+// turn joins no iteration before its KV has landed, so its wait for KV
+// covers its whole load, while with batch the load overlaps the turn's own
+// prefill and some turns wait less than their load took; no iteration
+// waits in request mode, so decode steps are no slower.
+func TestLoadWaitRequestSitsOut(t *testing.T) {
+	run := func(wait string) *Result {
+		return simulate(t, append([]string{"system.design=cachedattention", "store.dram_tier=16GiB", "store.load_wait=" + wait}, evicting...)...)
+	}
+	batch, request := run("batch"), run("request")
+	overlapped := 0
+	for _, r := range batch.Run.sys.Records() {
+		if r.Hit && r.KVWait < r.Import {
+			overlapped++
+		}
+	}
+	assert.Positive(t, overlapped)
+	n := 0
+	for _, r := range request.Run.sys.Records() {
+		if r.Hit {
+			n++
+			assert.GreaterOrEqual(t, r.KVWait, r.Import, "request %d", r.ID)
+		}
+	}
+	require.Positive(t, n)
+	assert.LessOrEqual(t, request.Summary().TPOTms.Mean, batch.Summary().TPOTms.Mean)
+}
+
 // TestNewDesignsAreDeterministic runs each new design twice on the same
 // seed, on the synthetic default and on the Mooncake conversation trace:
 // the requests must come out the same, byte for byte.
@@ -200,6 +228,10 @@ func TestStoreKeysRefuseBadInput(t *testing.T) {
 		{[]string{"system.design=cachedattention", "store.load=whole"}, "key store.prefetch: queue needs store.load: layerwise"},
 		{[]string{"system.design=cpu", "store.save=async", "store.async_buffer=0GiB"}, "key store.async_buffer"},
 		{[]string{"store.chunk=-4MiB"}, "key store.chunk"},
+		{[]string{"store.load_wait=later"}, `key store.load_wait: "later" is not allowed (allowed: batch, request)`},
+		{[]string{"system.design=cpu", "store.load_wait=request"}, "key store.load_wait: request needs store.load: layerwise"},
+		{[]string{"workload.closed_order=random"}, `key workload.closed_order: "random" is not allowed (allowed: trace, session)`},
+		{[]string{"workload.truncate_fill=0"}, "key workload.truncate_fill"},
 		{[]string{"system.design=cachedattention", "store.prefetch_window=many"}, `key store.prefetch_window: "many": want auto or a whole number of turns`},
 		{[]string{"system.design=cachedattention", "store.prefetch_window=4"}, "key store.prefetch_window: a look-ahead window needs store.prefetch: queue and a closed loop"},
 		{[]string{"system.design=cpu", "workload.max_concurrency=4", "store.prefetch_window=4"}, "key store.prefetch_window: a look-ahead window needs"},

@@ -397,6 +397,7 @@ func (r *resolver) resolveStore(sc *Scenario, out *resolved) {
 	if st.Load != "" {
 		m.Load = pick(r, "store.load", st.Load, hostcpu.LoadModes.Parse)
 	}
+	m.LoadWait = pick(r, "store.load_wait", st.LoadWait, hostcpu.LoadWaits.Parse)
 	if st.Save != "" {
 		m.Save = pick(r, "store.save", st.Save, hostcpu.SaveModes.Parse)
 	}

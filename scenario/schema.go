@@ -120,6 +120,7 @@ type Storage struct {
 // design's own choice (docs/scenario.md).
 type Store struct {
 	Load        string `yaml:"load"`         // whole | layerwise
+	LoadWait    string `yaml:"load_wait"`    // batch | request
 	Save        string `yaml:"save"`         // sync | async
 	AsyncBuffer string `yaml:"async_buffer"` // a size: exports copied but not yet stored
 	AsyncFull   string `yaml:"async_full"`   // block | drop
