@@ -441,6 +441,10 @@ func (r *resolver) resolveStore(sc *Scenario, out *resolved) {
 		r.fail(r.culprit("store.prefetch_window", "store.prefetch", "workload.max_concurrency"),
 			"a look-ahead window needs store.prefetch: queue and a closed loop (workload.max_concurrency > 0) whose held-back turns it looks into (allowed here: auto, 0)")
 	}
+	if !r.unset("store.prefetch_window") && m.PrefetchWindowTurns > 0 && out.host.Scheme == kvstore.SchemeBlock {
+		r.fail(r.culprit("store.prefetch_window", "fpga.hashing", "system.design"),
+			"the look-ahead raises session objects; the block scheme's chunks are prefetched at their lookup only (allowed here: auto, 0)")
+	}
 	r.bufferHoldsAnObject(st.AsyncBuffer, m, out)
 	if err := m.Validate(len(out.tiers)); err != nil {
 		key, msg, _ := strings.Cut(err.Error(), ": ")
