@@ -30,6 +30,11 @@ type PCIeConfig struct {
 	Generation int
 	// Lanes is 1, 2, 4, 8 or 16.
 	Lanes int
+	// Links > 1 are that many such links side by side, every transfer
+	// striped evenly across them: the links of the GPUs of a
+	// tensor-parallel group, each holding its share of every layer's KV
+	// heads.
+	Links int
 	// Latency is the one-way latency (a round trip is twice this).
 	Latency sim.Time
 	// HostToCard and CardToHost are the two independent directions.
@@ -53,6 +58,9 @@ func (c PCIeConfig) Validate() error {
 	default:
 		return fmt.Errorf("pcie %q: lanes = %d: must be 1, 2, 4, 8 or 16", c.Name, c.Lanes)
 	}
+	if c.Links < 1 || c.Links > MaxPCIeLinks {
+		return fmt.Errorf("pcie %q: links = %d: must be 1 to %d", c.Name, c.Links, MaxPCIeLinks)
+	}
 	if c.Latency < 0 {
 		return fmt.Errorf("pcie %q: latency = %v: must not be negative", c.Name, c.Latency)
 	}
@@ -75,10 +83,15 @@ func (c PCIeConfig) Validate() error {
 	return nil
 }
 
-// linkConfig turns one direction into a sim link.
+// MaxPCIeLinks bounds PCIeConfig.Links: the GPUs of one node.
+const MaxPCIeLinks = 16
+
+// linkConfig turns one direction into a sim link; striped links add up
+// their bandwidth and their DMA engines work on their descriptors at once.
 func (c PCIeConfig) linkConfig(d PCIeDirection) sim.LinkConfig {
-	return sim.LinkConfig{Bandwidth: c.RawBandwidth(), Latency: c.Latency, PacketPayloadBytes: d.MaxPayloadBytes,
-		PacketHeaderBytes: d.HeaderBytes, ChunkBytes: d.DescriptorBytes, ChunkOverhead: d.DescriptorOverhead}
+	links := int64(c.Links)
+	return sim.LinkConfig{Bandwidth: c.RawBandwidth() * sim.Bandwidth(links), Latency: c.Latency, PacketPayloadBytes: d.MaxPayloadBytes,
+		PacketHeaderBytes: d.HeaderBytes, ChunkBytes: d.DescriptorBytes, ChunkOverhead: d.DescriptorOverhead / sim.Time(links)}
 }
 
 // PCIe is a link's two independent directions.
@@ -118,7 +131,7 @@ func plainDirection() PCIeDirection {
 // PCIeLink returns a generic link of a generation and width: 256 B max
 // payload, 24 B per TLP, 450 ns one way, an ideal DMA engine.
 func PCIeLink(generation, lanes int) PCIeConfig {
-	return PCIeConfig{Name: fmt.Sprintf("gen%dx%d", generation, lanes), Generation: generation, Lanes: lanes,
+	return PCIeConfig{Name: fmt.Sprintf("gen%dx%d", generation, lanes), Generation: generation, Lanes: lanes, Links: 1,
 		Latency: 450 * sim.Nanosecond, HostToCard: plainDirection(), CardToHost: plainDirection()}
 }
 

@@ -127,6 +127,11 @@ func TestPCIeRawRates(t *testing.T) {
 	cfg := PCIeLink(4, 16)
 	eff := cfg.linkConfig(cfg.CardToHost).EffectiveBandwidth().GBps()
 	assert.InDelta(t, 31.507692*256/280, eff, 1e-3, "256 B TLPs with 24 B of overhead")
+	xdma := AlveoU55CXDMA()
+	one := xdma.linkConfig(xdma.HostToCard).EffectiveBandwidth().GBps()
+	xdma.Links = 4
+	assert.InDelta(t, 4*one, xdma.linkConfig(xdma.HostToCard).EffectiveBandwidth().GBps(), 1e-6,
+		"four striped links, each with its own DMA engine's descriptor costs")
 }
 
 func TestPCIeRejects(t *testing.T) {
@@ -139,6 +144,8 @@ func TestPCIeRejects(t *testing.T) {
 		{func(c *PCIeConfig) { c.CardToHost.MaxPayloadBytes = 100 }, "card_to_host.max_payload_bytes = 100"},
 		{func(c *PCIeConfig) { c.HostToCard.DescriptorBytes = 0 }, "host_to_card: descriptor_bytes = 0"},
 		{func(c *PCIeConfig) { c.Latency = -1 }, "latency"},
+		{func(c *PCIeConfig) { c.Links = 0 }, "links = 0: must be 1 to 16"},
+		{func(c *PCIeConfig) { c.Links = 17 }, "links = 17"},
 	}
 	for _, c := range cases {
 		cfg := PCIeLink(3, 16)

@@ -232,6 +232,7 @@ func TestStoreKeysRefuseBadInput(t *testing.T) {
 		{[]string{"system.design=cpu", "store.load_wait=request"}, "key store.load_wait: request needs store.load: layerwise"},
 		{[]string{"workload.closed_order=random"}, `key workload.closed_order: "random" is not allowed (allowed: trace, session)`},
 		{[]string{"workload.truncate_fill=0"}, "key workload.truncate_fill"},
+		{[]string{"cpu.gpu_links=0"}, "key cpu.gpu_links: 0 is out of range (allowed: 1 to 16)"},
 		{[]string{"system.design=cachedattention", "store.prefetch_window=many"}, `key store.prefetch_window: "many": want auto or a whole number of turns`},
 		{[]string{"system.design=cachedattention", "store.prefetch_window=4"}, "key store.prefetch_window: a look-ahead window needs store.prefetch: queue and a closed loop"},
 		{[]string{"system.design=cpu", "workload.max_concurrency=4", "store.prefetch_window=4"}, "key store.prefetch_window: a look-ahead window needs"},

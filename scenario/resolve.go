@@ -262,6 +262,8 @@ func (r *resolver) resolveCPU(sc *Scenario, out *resolved) {
 	out.hostCycle = r.oneOf("cpu.host_memory_model", c.HostMemoryModel, "flat", "cycle") == "cycle"
 	out.gpuLink, err = memory.PCIePreset(c.GPULink)
 	r.check("cpu.gpu_link", err)
+	r.intIn("cpu.gpu_links", int64(c.GPULinks), 1, memory.MaxPCIeLinks)
+	out.gpuLink.Links = c.GPULinks
 }
 
 func (r *resolver) resolveStorage(sc *Scenario, out *resolved) {

@@ -82,6 +82,7 @@ type CPU struct {
 	HostMemoryModel  string  `yaml:"host_memory_model"`
 	HostAccess       string  `yaml:"host_access"`
 	GPULink          string  `yaml:"gpu_link"`
+	GPULinks         int     `yaml:"gpu_links"`
 }
 
 // FPGA is each node's FPGA card and the store's index.
