@@ -12,6 +12,14 @@ import (
 // PrefetchWindowTurns of them are raised into the top tier, in the
 // background, before they are let in.
 
+// raiseDepth is how many raises move at once: one, in queue order, as a
+// fetcher that walks its queue, so the turn next in line gets its object
+// first (the raise's own chunks keep the drive busy, streamDepth deep).
+// Raising the whole window at once shares the drive among them all and
+// every raise lands late (the CachedAttention replay's LLaMA-2-13B: mean
+// TTFT 1.6 s against 0.73 s one at a time).
+const raiseDepth = 1
+
 // unwindowedTokens sizes the automatic window of a model without a context
 // window: an object of the synthetic workload's longest prompt.
 const unwindowedTokens = 8192
@@ -42,10 +50,10 @@ func lookAheadTurns(cfg Config, pool *kvstore.Pool) int {
 func (s *System) LookAheadTurns() int { return s.aheadTurns }
 
 // lookAhead raises the objects of the first held-back turns, as many as
-// the window holds; those already on top stay.
+// the window holds and raiseDepth at a time; those already on top stay.
 func (s *System) lookAhead() {
 	c := s.closed
-	for i, seen := c.next, 0; seen < s.aheadTurns && i < len(c.queue); i++ {
+	for i, seen := c.next, 0; seen < s.aheadTurns && s.raises < raiseDepth && i < len(c.queue); i++ {
 		if !c.queue[i].started {
 			seen++
 			s.raise(s.sessions[c.queue[i].session])
@@ -82,11 +90,15 @@ func (s *System) raise(sess *session) {
 			s.moveExtent(int(sess.index), toHost(n, x.Tier, x.Addr), x.Bytes, opRaised)
 		}
 	}
+	if sess.raising > 0 {
+		s.raises++
+	}
 	s.move(sess.lastNode, moves)
 }
 
 // raisedPart counts a part of a raise landing; a request that waits for
-// the raise counts it as its prefetch's.
+// the raise counts it as its prefetch's. With the raise's last part the
+// next raise in line starts.
 func (s *System) raisedPart(index int64) {
 	sess := s.sessions[index]
 	sess.raising--
@@ -95,6 +107,10 @@ func (s *System) raisedPart(index int64) {
 			sess.waiter = -1
 		}
 		s.prefetched(slot)
+	}
+	if sess.raising == 0 {
+		s.raises--
+		s.lookAhead() // the next raise in line
 	}
 }
 

@@ -120,8 +120,9 @@ type System struct {
 	// waiting counts, per stored key, the looked-up requests not yet
 	// admitted that need it (store.eviction: queue-aware)
 	waiting map[kvstore.Key]int
-	// aheadTurns is the closed loop's look-ahead window (0: none)
-	aheadTurns int
+	// aheadTurns is the closed loop's look-ahead window (0: none); raises
+	// counts the sessions whose raise is moving
+	aheadTurns, raises int
 }
 
 // The System's events.
