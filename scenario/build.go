@@ -85,12 +85,17 @@ func (r *Run) buildTiers() error {
 			return err
 		}
 		r.tierDevs = []memory.Device{r.ssd}
+		if rs.drives > 1 {
+			if r.tierDevs[0], err = r.stripedDrives(); err != nil {
+				return err
+			}
+		}
 		if rs.dramTier {
 			dram, err := memory.NewTierDevice(r.eng, rs.tiers[0].Name, rs.tierDevices[0])
 			if err != nil {
 				return fmt.Errorf("cpu.host_memory (the host-DRAM tier): %w", err)
 			}
-			r.tierDevs = []memory.Device{dram, r.ssd}
+			r.tierDevs = []memory.Device{dram, r.tierDevs[0]}
 		}
 	}
 	for i, t := range rs.tiers[len(r.tierDevs):] {
@@ -109,6 +114,23 @@ func (r *Run) buildTiers() error {
 	r.dir = r.pool.Tier(0)
 	r.dir.Trace(r.eng.Trace(), StoreComponent)
 	return nil
+}
+
+// stripedDrives stripes storage.drives drives of storage.device, the
+// first of them r.ssd.
+func (r *Run) stripedDrives() (memory.Device, error) {
+	rs := r.l.resolved
+	drives := []memory.Device{r.ssd}
+	for d := 1; d < rs.drives; d++ {
+		cfg := rs.ssd
+		cfg.Name = fmt.Sprintf("%s.%d", cfg.Name, d)
+		ssd, err := memory.NewSSD(r.eng, cfg)
+		if err != nil {
+			return nil, err
+		}
+		drives = append(drives, ssd)
+	}
+	return memory.NewStriped(r.eng, drives, memory.StripeBytes)
 }
 
 // Build assembles the system a loaded scenario describes.

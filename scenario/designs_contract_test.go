@@ -16,7 +16,7 @@ import (
 // design, its store must: answer every query with a hit or a miss; with a
 // store, find every resumed session's KV (a query never misses) and
 // import exactly the reused tokens' KV; without one, never query nor
-// write; and conserve its counts.
+// write; and conserve its counts; on one drive or striped over four.
 // lost counts the resumed turns whose lookup missed though their KV was
 // stored and still valid: every miss but those of truncated histories
 // whose KV was stored with its old positions.
@@ -33,33 +33,39 @@ func lost(res *Result) (n int) {
 
 func TestEveryDesignKeepsTheStoreContract(t *testing.T) {
 	for _, name := range hostcpu.DesignNames() {
-		t.Run(name, func(t *testing.T) {
-			design, err := hostcpu.ParseDesign(name)
-			require.NoError(t, err)
-			res, _ := execute(t, "system.design="+name, "workload.sessions=60", "storage.capacity=unlimited",
-				"accelerator.reserve_gb=40")
-			s := res.Summary()
-			c := s.Conservation
-			assert.Equal(t, c["requests"], c["decided"])
-			assert.Equal(t, c["queries"], c["hits"]+c["misses"])
-			kvPerToken := res.Run.l.resolved.host.KVBytesPerToken
-			var reused, imported int64
-			for _, r := range res.Run.sys.Records() {
-				reused += r.ReusedTokens
-				imported += r.ImportBytes
-			}
-			assert.Equal(t, reused*kvPerToken, imported, "an import moves the reused tokens' KV")
-			if !design.Stores {
-				assert.Zero(t, c["queries"])
-				assert.Zero(t, s.Bytes["storage_write"])
-				assert.Greater(t, s.Decisions["recompute"], int64(0), "evicted sessions recompute")
-				return
-			}
-			assert.Greater(t, c["queries"], int64(10), "evicted sessions come back through the store")
-			assert.Zero(t, lost(res), "an unlimited store finds every stored session")
-			assert.Equal(t, imported+kvstore.TokenIDBytes*reused, s.Bytes["storage_read"],
-				"storage reads the imported KV and the token ids stored beside it (claim 9)")
-			assert.Positive(t, s.Bytes["storage_write"])
-		})
+		for _, drives := range []string{"1", "4"} {
+			t.Run(name+"/drives="+drives, func(t *testing.T) {
+				keepsTheStoreContract(t, name, "storage.drives="+drives)
+			})
+		}
 	}
+}
+
+func keepsTheStoreContract(t *testing.T, name, drives string) {
+	design, err := hostcpu.ParseDesign(name)
+	require.NoError(t, err)
+	res, _ := execute(t, "system.design="+name, "workload.sessions=60", "storage.capacity=unlimited",
+		"accelerator.reserve_gb=40", drives)
+	s := res.Summary()
+	c := s.Conservation
+	assert.Equal(t, c["requests"], c["decided"])
+	assert.Equal(t, c["queries"], c["hits"]+c["misses"])
+	kvPerToken := res.Run.l.resolved.host.KVBytesPerToken
+	var reused, imported int64
+	for _, r := range res.Run.sys.Records() {
+		reused += r.ReusedTokens
+		imported += r.ImportBytes
+	}
+	assert.Equal(t, reused*kvPerToken, imported, "an import moves the reused tokens' KV")
+	if !design.Stores {
+		assert.Zero(t, c["queries"])
+		assert.Zero(t, s.Bytes["storage_write"])
+		assert.Greater(t, s.Decisions["recompute"], int64(0), "evicted sessions recompute")
+		return
+	}
+	assert.Greater(t, c["queries"], int64(10), "evicted sessions come back through the store")
+	assert.Zero(t, lost(res), "an unlimited store finds every stored session")
+	assert.Equal(t, imported+kvstore.TokenIDBytes*reused, s.Bytes["storage_read"],
+		"storage reads the imported KV and the token ids stored beside it (claim 9)")
+	assert.Positive(t, s.Bytes["storage_write"])
 }

@@ -32,10 +32,11 @@ type resolved struct {
 	fpgaPCIe    memory.PCIeConfig
 	exchangeAcc bool
 	p2p         sim.Bandwidth
-	ssd         memory.SSDConfig // the one-tier form's device
-	tiers       []kvstore.Tier   // the pool's tiers, fastest first
-	tierDevices []string         // their device presets
-	dramTier    bool             // the one-tier form under the design's host-DRAM tier
+	ssd         memory.SSDConfig // the one-tier form's device: one of drives
+	drives      int
+	tiers       []kvstore.Tier // the pool's tiers, fastest first
+	tierDevices []string       // their device presets
+	dramTier    bool           // the one-tier form under the design's host-DRAM tier
 	synthetic   workloads.SyntheticConfig
 	functional  *functionalConfig // nil in timing mode
 }
@@ -268,6 +269,11 @@ func (r *resolver) resolveCPU(sc *Scenario, out *resolved) {
 
 func (r *resolver) resolveStorage(sc *Scenario, out *resolved) {
 	s := sc.Storage
+	r.intIn("storage.drives", int64(s.Drives), 1, maxDrives)
+	out.drives = max(1, s.Drives)
+	if s.Drives > 1 && len(s.Tiers) > 0 {
+		r.fail("storage.drives", "%d drives stripe storage.device; with storage.tiers each tier is one device (allowed here: 1)", s.Drives)
+	}
 	if len(s.Tiers) == 0 {
 		var err error
 		out.ssd, err = memory.SSDPreset(s.Device)
@@ -386,7 +392,14 @@ func (r *resolver) resolveFPGA(sc *Scenario, out *resolved) {
 	out.fpga = cfg
 	out.host.HashSeed = sc.Seed
 	out.ssd.CapacityBytes = storage
+	if out.drives > 1 { // each drive holds every drives-th stripe
+		per := int64(out.drives) * memory.StripeBytes
+		out.ssd.CapacityBytes = (storage + per - 1) / per * memory.StripeBytes
+	}
 }
+
+// maxDrives bounds storage.drives: the NVMe bays of a storage server.
+const maxDrives = 64
 
 // unset reports whether no file and no --set gave key.
 func (r *resolver) unset(key string) bool { return strings.HasPrefix(r.l.Where(key), "(default)") }
@@ -435,6 +448,9 @@ func (r *resolver) resolveStore(sc *Scenario, out *resolved) {
 	}
 	if m.Load == hostcpu.LoadLayerwise && out.host.Design.Card {
 		r.fail("store.load", "layerwise is not for the %s design: its engine imports and forwards the KV within the query, before the request queues (allowed: whole)", out.host.Design)
+	}
+	if out.drives > 1 && out.functional != nil {
+		r.fail(r.culprit("storage.drives", "mode"), "functional mode keeps the stored bytes on one drive (allowed: 1)")
 	}
 	if m.Load == hostcpu.LoadLayerwise && out.functional != nil {
 		r.fail(r.culprit("store.load", "mode"), "layerwise is for timing mode: functional mode imports whole objects (allowed: whole)")

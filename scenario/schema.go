@@ -112,6 +112,8 @@ type FPGA struct {
 type Storage struct {
 	Device   string `yaml:"device"`
 	Capacity string `yaml:"capacity"`
+	// Drives > 1 stripe the capacity over that many drives (RAID 0).
+	Drives int `yaml:"drives"`
 	// Tiers, when given, replace device and capacity: the pool's tiers,
 	// fastest first.
 	Tiers []TierSpec `yaml:"tiers,omitempty"`

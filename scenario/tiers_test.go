@@ -1,10 +1,13 @@
 package scenario
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kvcosim/kvcosim/memory"
 )
 
 const twoTiers = "storage.tiers=[{name: dram, device: ddr5-4800, capacity: 24GB}, {name: ssd, device: kioxia-cm6, capacity: 2TB}]"
@@ -59,5 +62,23 @@ func TestTierListErrorsNameTheKey(t *testing.T) {
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), c.want)
 		})
+	}
+}
+
+// TestStripedDrivesHoldTheWholeCapacity: each of storage.drives holds
+// whole stripes, and together they hold every address of the pool, so
+// that the last region's last stripe has a drive (10 TB over 3 and 4
+// drives used to fall short by part of a stripe).
+func TestStripedDrivesHoldTheWholeCapacity(t *testing.T) {
+	for _, drives := range []int{2, 3, 4, 7} {
+		l, err := Load("", []string{"storage.capacity=10TB", fmt.Sprintf("storage.drives=%d", drives)})
+		require.NoError(t, err)
+		rs := l.resolved
+		pool := rs.tiers[len(rs.tiers)-1].Bytes
+		per := rs.ssd.CapacityBytes
+		assert.Zero(t, per%memory.StripeBytes, "%d drives", drives)
+		lastStripe := (pool - 1) / memory.StripeBytes
+		assert.Less(t, lastStripe/int64(drives)*memory.StripeBytes, per, "%d drives: the last stripe fits its drive", drives)
+		assert.GreaterOrEqual(t, per*int64(drives), pool)
 	}
 }
