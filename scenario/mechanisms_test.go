@@ -188,13 +188,15 @@ func TestLoadWaitRequestSitsOut(t *testing.T) {
 }
 
 // TestNewDesignsAreDeterministic runs each new design twice on the same
-// seed, on the synthetic default and on the Mooncake conversation trace:
-// the requests must come out the same, byte for byte.
+// seed, on the synthetic default, on the Mooncake conversation trace and
+// in a closed loop (cachedattention's look-ahead): the requests must come
+// out the same, byte for byte.
 func TestNewDesignsAreDeterministic(t *testing.T) {
 	trace := []string{"workload.kind=mooncake", "workload.path=../workloads/testdata/mooncake_conversation_trace.jsonl.gz", "workload.limit=300", "fpga.block_tokens=512", longContext,
 		"store.async_buffer=128GiB"}
 	for _, design := range []string{"lmcache", "cachedattention"} {
-		for name, sets := range map[string][]string{"synthetic": evicting, "mooncake": trace} {
+		closed := append([]string{"workload.max_concurrency=2", "store.dram_tier=16GiB"}, evicting...) // a look-ahead window of 4
+		for name, sets := range map[string][]string{"synthetic": evicting, "mooncake": trace, "closed loop": closed} {
 			t.Run(design+"/"+name, func(t *testing.T) {
 				rows := func() string {
 					res := simulate(t, append([]string{"system.design=" + design}, sets...)...)
