@@ -79,9 +79,9 @@ func (s *System) raise(sess *session) {
 	if sess.raised {
 		s.counts.LookAheadWasted++ // raised before, demoted again unused
 	} else {
+		sess.raised, sess.raisedKey = true, *sess.exported
 		s.keepRaised(sess, 1)
 	}
-	sess.raised, sess.raisedKey = true, *sess.exported
 	s.counts.LookAheads++
 	n := s.nodes[sess.lastNode]
 	for _, x := range read {
@@ -137,9 +137,6 @@ func (s *System) keepRaised(sess *session, by int) {
 		return
 	}
 	k := sess.raisedKey
-	if by > 0 {
-		k = *sess.exported
-	}
 	if s.waiting[k] += by; s.waiting[k] == 0 {
 		delete(s.waiting, k)
 	}
