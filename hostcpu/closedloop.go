@@ -61,16 +61,14 @@ func (s *System) admitQueued() {
 			continue
 		}
 		sess := s.sessions[ref.session]
-		switch {
-		case sess.dropped:
-			ref.started = true
-		case sess.holdsSlot || sess.turn != ref.turn: // its previous turn, or that turn's export, is not over
+		if !sess.dropped && (sess.holdsSlot || sess.turn != ref.turn) { // its previous turn, or that turn's export, is not over
 			if c.order == OrderTrace {
-				i = len(c.queue)
+				break
 			}
 			continue
-		default:
-			ref.started = true
+		}
+		ref.started = true // a dropped session's turns are passed over
+		if !sess.dropped {
 			c.inFlight++
 			sess.holdsSlot = true
 			s.arrive(sess)
