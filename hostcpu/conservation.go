@@ -46,8 +46,11 @@ func (s *System) Conservation() (Conservation, error) {
 	if p := s.counts; p.Prefetches != p.PrefetchUsed+p.PrefetchLate {
 		faults = append(faults, fmt.Sprintf("%d prefetches but %d used + %d late", p.Prefetches, p.PrefetchUsed, p.PrefetchLate))
 	}
-	if p := s.Counts(); p.LookAheads != p.LookAheadUsed+p.LookAheadWasted+p.LookAheadUnmet {
-		faults = append(faults, fmt.Sprintf("%d look-aheads but %d used + %d wasted + %d unmet", p.LookAheads, p.LookAheadUsed, p.LookAheadWasted, p.LookAheadUnmet))
+	if p := s.counts; p.LookAheads != p.LookAheadUsed+p.LookAheadWasted {
+		faults = append(faults, fmt.Sprintf("%d look-aheads but %d used + %d wasted", p.LookAheads, p.LookAheadUsed, p.LookAheadWasted))
+	}
+	if n := s.unsettledRaises(); n > 0 {
+		faults = append(faults, fmt.Sprintf("%d look-ahead raises whose session's next turn never came", n))
 	}
 	if s.closed != nil && s.closed.inFlight != 0 {
 		faults = append(faults, fmt.Sprintf("%d closed-loop slots still held when every request has ended", s.closed.inFlight))

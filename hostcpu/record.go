@@ -71,9 +71,9 @@ type Counts struct {
 	Prefetches, PrefetchUsed, PrefetchLate int64
 	// LookAheads are objects raised into the top tier for held-back
 	// closed-loop turns; each was used (the session's next lookup found it
-	// there), wasted (demoted again, or no longer the session's) or is
-	// unmet (the run ended first; filled in by Counts).
-	LookAheads, LookAheadUsed, LookAheadWasted, LookAheadUnmet int64
+	// there) or wasted (demoted again, not the session's any more, or its
+	// next turn needed no lookup or ended the session).
+	LookAheads, LookAheadUsed, LookAheadWasted int64
 	// ExportsBlocked waited for room in the asynchronous exports' buffer;
 	// ExportsDropped found it full and were not stored.
 	ExportsBlocked, ExportsDropped int64

@@ -213,11 +213,7 @@ func (s *System) open(i int) {
 func (s *System) Records() []Record { return s.records }
 
 // Counts returns the decision, query and eviction counters.
-func (s *System) Counts() Counts {
-	c := s.counts
-	c.LookAheadUnmet = s.unmetRaises()
-	return c
-}
+func (s *System) Counts() Counts { return s.counts }
 
 // Rejected counts requests that could never fit the accelerator's memory.
 func (s *System) Rejected() int64 { return s.rejected }
@@ -311,6 +307,7 @@ func (s *System) decide(slot int) {
 	}
 	v, fits := s.fitWindow(slot, s.verdict(r))
 	if !fits {
+		s.settleRaise(sess, false) // the session ends
 		return
 	}
 	if v.action == park {
@@ -329,6 +326,7 @@ func (s *System) decide(slot int) {
 		s.query(slot)
 		return
 	}
+	s.settleRaise(sess, false) // no lookup will meet it
 	s.enqueue(slot)
 }
 

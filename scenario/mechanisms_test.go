@@ -132,12 +132,40 @@ func TestLookAheadRaisesHeldBackTurns(t *testing.T) {
 	l := open.Store
 	require.Positive(t, l["lookaheads"])
 	assert.Positive(t, l["lookahead_used"])
-	assert.Equal(t, l["lookaheads"], l["lookahead_used"]+l["lookahead_wasted"]+l["lookahead_unmet"])
+	assert.Equal(t, l["lookaheads"], l["lookahead_used"]+l["lookahead_wasted"])
 	dramShare := func(s reports.Summary) float64 { return float64(s.Tiers[0].Hits) / float64(s.Decisions["query_hits"]) }
 	assert.Greater(t, dramShare(open), dramShare(shut))
 	_, _, waitShut := resumed(shutRes)
 	_, _, waitOpen := resumed(openRes)
 	assert.Less(t, waitOpen, waitShut)
+}
+
+// TestLookAheadSettlesEveryRaise: a raised session's next turn settles
+// its raise whatever that turn needs (a lookup, none after a deep
+// truncation, or the end of the session at its window), and a session
+// resident on the accelerator is not raised at all; the run's
+// conservation check fails on a raise left unsettled.
+func TestLookAheadSettlesEveryRaise(t *testing.T) {
+	base := []string{"system.design=cachedattention", "workload.max_concurrency=4", "store.dram_tier=16GiB", "workload.sessions=80"}
+	for _, c := range []struct {
+		name     string
+		sets     []string
+		noRaises bool
+	}{
+		{"resident", []string{"accelerator.retain=on"}, true},
+		{"deep truncation", []string{"accelerator.retain=off", "workload.truncate_fill=0.5", "accelerator.max_model_len=2048"}, false},
+		{"rejected at the window", []string{"accelerator.retain=off", "workload.context_policy=reject", "accelerator.max_model_len=2048"}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			l := simulate(t, append(base, c.sets...)...).Summary().Store
+			assert.Equal(t, l["lookaheads"], l["lookahead_used"]+l["lookahead_wasted"])
+			if c.noRaises {
+				assert.Zero(t, l["lookaheads"])
+			} else {
+				assert.Positive(t, l["lookahead_wasted"])
+			}
+		})
+	}
 }
 
 // TestLookAheadWindowSizesItselfByTheTopTier: auto holds as many objects
@@ -234,6 +262,8 @@ func TestStoreKeysRefuseBadInput(t *testing.T) {
 		{[]string{"system.design=cpu", "store.load_wait=request"}, "key store.load_wait: request needs store.load: layerwise"},
 		{[]string{"workload.closed_order=random"}, `key workload.closed_order: "random" is not allowed (allowed: trace, session)`},
 		{[]string{"workload.truncate_fill=0"}, "key workload.truncate_fill"},
+		{[]string{"workload.truncate_fill=0.5", "workload.context_policy=reject"}, "key workload.truncate_fill: 0.5: a truncation's depth, but workload.context_policy is reject"},
+		{[]string{"workload.closed_order=session"}, "key workload.closed_order: session orders a closed loop's turns; this is an open loop"},
 		{[]string{"cpu.gpu_links=0"}, "key cpu.gpu_links: 0 is out of range (allowed: 1 to 16)"},
 		{[]string{"storage.drives=0"}, "key storage.drives: 0 is out of range (allowed: 1 to 64)"},
 		{[]string{"mode=functional", "storage.drives=2"}, "key storage.drives: functional mode keeps the stored bytes on one drive"},

@@ -509,8 +509,14 @@ func (r *resolver) resolveWorkload(sc *Scenario, out *resolved) {
 	r.intIn("workload.max_concurrency", int64(w.MaxConcurrency), 0, 1<<20)
 	out.host.MaxConcurrency = w.MaxConcurrency
 	out.host.ClosedOrder = pick(r, "workload.closed_order", w.ClosedOrder, hostcpu.ClosedOrders.Parse)
+	if !r.unset("workload.closed_order") && w.MaxConcurrency == 0 && out.host.ClosedOrder != hostcpu.OrderTrace {
+		r.fail(r.culprit("workload.closed_order", "workload.max_concurrency"), "%s orders a closed loop's turns; this is an open loop (workload.max_concurrency: 0)", w.ClosedOrder)
+	}
 	out.host.ContextPolicy = pick(r, "workload.context_policy", w.ContextPolicy, hostcpu.ContextPolicies.Parse)
 	r.floatIn("workload.truncate_fill", w.TruncateFill, 0.001, 1)
+	if w.TruncateFill != 1 && out.host.ContextPolicy == hostcpu.ContextReject {
+		r.fail(r.culprit("workload.truncate_fill", "workload.context_policy"), "%v: a truncation's depth, but workload.context_policy is reject (allowed here: 1)", w.TruncateFill)
+	}
 	out.host.TruncateFillPermille = int64(math.Round(w.TruncateFill * 1000))
 	if w.Kind != "synthetic" && w.Path == "" {
 		r.fail("workload.path", "a %s trace needs its file", w.Kind)

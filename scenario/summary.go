@@ -74,7 +74,7 @@ func (res *Result) Summary() reports.Summary {
 		if r.l.resolved.host.MaxConcurrency > 0 {
 			s.Store["lookahead_window"] = int64(r.sys.LookAheadTurns())
 			s.Store["lookaheads"], s.Store["lookahead_used"] = c.LookAheads, c.LookAheadUsed
-			s.Store["lookahead_wasted"], s.Store["lookahead_unmet"] = c.LookAheadWasted, c.LookAheadUnmet
+			s.Store["lookahead_wasted"] = c.LookAheadWasted
 		}
 	}
 	if m := r.l.resolved.host.Mech; m.Save == hostcpu.SaveAsync {

@@ -23,7 +23,7 @@ type Sweep struct {
 	Values [][]string
 	// When are overrides for the points with one grid value: a setting
 	// that must pair with it (a model's tensor parallelism), in file
-	// order. A when key is set or grid key of no other section.
+	// order. They win over set's; a grid key cannot be overridden.
 	When []SweepWhen
 	// Lines says where each set and grid key is written (file:line), so
 	// that a point's error can name the sweep file's line of its key.
@@ -35,6 +35,8 @@ type Sweep struct {
 type SweepWhen struct {
 	Key, Value string
 	Set        []string
+	// Lines says where each of Set's keys is written.
+	Lines map[string]string
 }
 
 // SweepPoint is one point of a sweep: its index, the grid's values for it
@@ -140,12 +142,10 @@ func (s *Sweep) readWhen(n *yaml.Node, at func(*yaml.Node) string) error {
 		if err != nil {
 			return err
 		}
-		w := SweepWhen{Key: key, Value: value}
+		w := SweepWhen{Key: key, Value: value, Lines: map[string]string{}}
 		for _, p := range pairs {
 			w.Set = append(w.Set, p.key+"="+p.values[0])
-			if _, set := s.Lines[p.key]; !set {
-				s.Lines[p.key] = lines[p.key]
-			}
+			w.Lines[p.key] = lines[p.key]
 		}
 		s.When = append(s.When, w)
 	}
@@ -232,6 +232,17 @@ func (s *Sweep) Points() []SweepPoint {
 		out[i] = p
 	}
 	return out
+}
+
+// Line is where the sweep file sets key for point p (file:line), or "":
+// a when override of the point's grid value first, then set and grid.
+func (s *Sweep) Line(p SweepPoint, key string) string {
+	for _, w := range s.When {
+		if line := w.Lines[key]; line != "" && p.Values[slices.Index(s.Keys, w.Key)] == w.Value {
+			return line
+		}
+	}
+	return s.Lines[key]
 }
 
 // Name is a point's folder name: its index and its values.

@@ -91,6 +91,8 @@ func TestBadInputExitsTwoNamingTheCulprit(t *testing.T) {
 			[]string{"sweep.yaml:6: key when: \"seed=1\" written twice (first at ", "sweep.yaml:4)"}, out("s11")},
 		{"sweep when bad point names its line", []string{"sweep", "-c", writeSweepFile(t, "grid:\n  seed: [1, 2]\nwhen:\n  seed=2:\n    system.nodes: -1\n"), "-o", out("s12")},
 			[]string{"point 1 (system.nodes set at ", "sweep.yaml:5)", "key system.nodes"}, out("s12")},
+		{"sweep when override names its line", []string{"sweep", "-c", writeSweepFile(t, "set:\n  system.nodes: 1\ngrid:\n  seed: [1, 2]\nwhen:\n  seed=2:\n    system.nodes: -1\n"), "-o", out("s13")},
+			[]string{"point 1 (system.nodes set at ", "sweep.yaml:7)", "key system.nodes"}, out("s13")},
 		{"sweep -j 0", []string{"sweep", "-c", writeSweepFile(t, smallSweep), "-o", out("s5"), "-j", "0"}, []string{"-j 0: want 1 to 1024"}, out("s5")},
 		{"study -j 0", []string{"-o", out("s6"), "-j", "0"}, []string{"simrun: -j 0: want 1 to 1024"}, out("s6")},
 		{"report header only", []string{"report", "-i", headerOnly}, []string{headerOnly, "sweep.csv: no points, only a header"}, ""},

@@ -104,7 +104,7 @@ func planSweep(spec, shardFlag string) (*scenario.Sweep, []scenario.SweepPoint, 
 	var mine []scenario.SweepPoint
 	for _, p := range all {
 		if _, err := scenario.Load(sw.Base, p.Sets); err != nil {
-			return nil, nil, nil, fmt.Errorf("point %d%s: %w", p.Index, sweepLine(sw, err), err)
+			return nil, nil, nil, fmt.Errorf("point %d%s: %w", p.Index, sweepLine(sw, p, err), err)
 		}
 		if p.Index%shards == shard {
 			mine = append(mine, p)
@@ -115,10 +115,10 @@ func planSweep(spec, shardFlag string) (*scenario.Sweep, []scenario.SweepPoint, 
 
 // sweepLine is " (sweep file:line)" when err names a key that the sweep
 // file sets, so that the user finds the line to change; else "".
-func sweepLine(sw *scenario.Sweep, err error) string {
+func sweepLine(sw *scenario.Sweep, p scenario.SweepPoint, err error) string {
 	var e *scenario.Error
-	if errors.As(err, &e) && sw.Lines[e.Key] != "" {
-		return fmt.Sprintf(" (%s set at %s)", e.Key, sw.Lines[e.Key])
+	if errors.As(err, &e) && sw.Line(p, e.Key) != "" {
+		return fmt.Sprintf(" (%s set at %s)", e.Key, sw.Line(p, e.Key))
 	}
 	return ""
 }
