@@ -120,9 +120,11 @@ type System struct {
 	// waiting counts, per stored key, the looked-up requests not yet
 	// admitted that need it (store.eviction: queue-aware)
 	waiting map[kvstore.Key]int
-	// aheadTurns is the closed loop's look-ahead window (0: none); raises
-	// counts the sessions whose raise is moving
-	aheadTurns, raises int
+	// aheadOn: the closed loop looks ahead, over firstWindow turns until
+	// anything is stored (lookahead.go); raises counts the sessions whose
+	// raise is moving
+	aheadOn             bool
+	firstWindow, raises int
 }
 
 // The System's events.
@@ -181,7 +183,10 @@ func NewSystem(eng *sim.Engine, cfg Config, nodes []Node, pool *kvstore.Pool, w 
 		s.scheduleOpenings()
 	} else {
 		s.closed = newClosedLoop(cfg.MaxConcurrency, cfg.ClosedOrder, s.sessions)
-		s.aheadTurns = lookAheadTurns(cfg, pool)
+		s.aheadOn = lookAheadOn(cfg, pool)
+		if s.aheadOn {
+			s.firstWindow = firstWindow(cfg, pool)
+		}
 		eng.Schedule(0, sim.Event{Handler: s, Op: opAdmit})
 	}
 	return s, nil
