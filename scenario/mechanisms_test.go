@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -289,4 +290,47 @@ func TestStoreKeysRefuseBadInput(t *testing.T) {
 		require.Error(t, err, c.sets)
 		assert.Contains(t, err.Error(), c.want, c.sets)
 	}
+}
+
+// TestMechanismCombinationsRunOrAreRefused draws the store mechanisms,
+// replay modes, links and drives together: each draw is refused by Load
+// with an error naming a key, or runs to its end with every count
+// conserved (the run's own check) and every request accounted for.
+func TestMechanismCombinationsRunOrAreRefused(t *testing.T) {
+	draws := 160
+	if testing.Short() {
+		draws = 12
+	}
+	rng := rand.New(rand.NewPCG(17, 25))
+	pick := func(values ...string) string { return values[rng.IntN(len(values))] }
+	ran := 0
+	for range draws {
+		sets := []string{
+			"model=llama-3-8b", "accelerator.tp=1", "workload.sessions=16", "workload.turns_mean=4",
+			"system.design=" + pick("cpu", "lmcache", "cachedattention"),
+			"store.load=" + pick("whole", "layerwise"), "store.load_wait=" + pick("batch", "request"),
+			"store.save=" + pick("sync", "async"), "store.prefetch=" + pick("none", "queue"),
+			"store.eviction=" + pick("lru", "queue-aware"), "store.dram_tier=" + pick("2GiB", "16GiB"),
+			"workload.max_concurrency=" + pick("0", "1", "4"), "workload.closed_order=" + pick("trace", "session"),
+			"store.prefetch_window=" + pick("auto", "0", "3", "50"), "storage.drives=" + pick("1", "2", "3"),
+			"cpu.gpu_links=" + pick("1", "2"), "workload.truncate_fill=" + pick("1", "0.5"),
+			"accelerator.max_model_len=" + pick("0", "2048"), "accelerator.retain=" + pick("on", "off"),
+		}
+		l, err := Load("", sets)
+		if err != nil {
+			var e *Error
+			require.ErrorAs(t, err, &e, "%v", sets)
+			assert.NotEmpty(t, e.Key, "%v: %v", sets, err)
+			continue
+		}
+		r, err := Build(l)
+		require.NoError(t, err, "%v", sets)
+		res, err := r.Execute()
+		require.NoError(t, err, "%v", sets)
+		s := res.Summary()
+		assert.Equal(t, s.Conservation["requests"], int64(s.RequestsCompleted)+s.RequestsRejected, "%v", sets)
+		ran++
+	}
+	t.Logf("%d of %d draws ran", ran, draws)
+	assert.Positive(t, ran)
 }
