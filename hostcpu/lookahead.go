@@ -31,14 +31,10 @@ func lookAheadOn(cfg Config, pool *kvstore.Pool) bool {
 		pool != nil && pool.Tiers() >= 2
 }
 
-// firstWindow is the look-ahead window before anything is stored: the
-// key's turns, or, auto, as many objects of a whole context window as the
-// top tier holds beside the objects of the turns in flight (whose exports
-// land there).
+// firstWindow is the automatic look-ahead window before anything is
+// stored: as many objects of a whole context window as the top tier holds
+// beside the objects of the turns in flight (whose exports land there).
 func firstWindow(cfg Config, pool *kvstore.Pool) int {
-	if cfg.Mech.PrefetchWindowTurns != AutoWindow {
-		return cfg.Mech.PrefetchWindowTurns
-	}
 	window := cfg.ContextTokens
 	if window == 0 {
 		window = unwindowedTokens

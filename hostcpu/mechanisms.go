@@ -135,8 +135,7 @@ type Mechanisms struct {
 	Prefetch PrefetchPolicy
 	// PrefetchWindowTurns is how many of a closed loop's held-back turns
 	// PrefetchQueue looks ahead into (0: none); AutoWindow sizes the window
-	// by the top tier: as many objects of a whole context window as it
-	// holds.
+	// by the top tier and the objects stored (lookahead.go).
 	PrefetchWindowTurns int
 	Eviction            EvictionPolicy
 	// AsyncBufferBytes bound the exports copied but not yet stored

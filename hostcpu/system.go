@@ -120,9 +120,9 @@ type System struct {
 	// waiting counts, per stored key, the looked-up requests not yet
 	// admitted that need it (store.eviction: queue-aware)
 	waiting map[kvstore.Key]int
-	// aheadOn: the closed loop looks ahead, over firstWindow turns until
-	// anything is stored (lookahead.go); raises counts the sessions whose
-	// raise is moving
+	// aheadOn: the closed loop looks ahead; an automatic window spans
+	// firstWindow turns until anything is stored (lookahead.go); raises
+	// counts the sessions whose raise is moving
 	aheadOn             bool
 	firstWindow, raises int
 }
@@ -184,7 +184,7 @@ func NewSystem(eng *sim.Engine, cfg Config, nodes []Node, pool *kvstore.Pool, w 
 	} else {
 		s.closed = newClosedLoop(cfg.MaxConcurrency, cfg.ClosedOrder, s.sessions)
 		s.aheadOn = lookAheadOn(cfg, pool)
-		if s.aheadOn {
+		if s.aheadOn && cfg.Mech.PrefetchWindowTurns == AutoWindow {
 			s.firstWindow = firstWindow(cfg, pool)
 		}
 		eng.Schedule(0, sim.Event{Handler: s, Op: opAdmit})

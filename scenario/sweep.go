@@ -37,7 +37,12 @@ type SweepWhen struct {
 	Set        []string
 	// Lines says where each of Set's keys is written.
 	Lines map[string]string
+	grid  int // Key's place in the grid
 }
+
+// applies reports whether the override is for a point with these grid
+// values.
+func (w SweepWhen) applies(values []string) bool { return values[w.grid] == w.Value }
 
 // SweepPoint is one point of a sweep: its index, the grid's values for it
 // and all its overrides.
@@ -142,7 +147,7 @@ func (s *Sweep) readWhen(n *yaml.Node, at func(*yaml.Node) string) error {
 		if err != nil {
 			return err
 		}
-		w := SweepWhen{Key: key, Value: value, Lines: map[string]string{}}
+		w := SweepWhen{Key: key, Value: value, Lines: map[string]string{}, grid: k}
 		for _, p := range pairs {
 			w.Set = append(w.Set, p.key+"="+p.values[0])
 			w.Lines[p.key] = lines[p.key]
@@ -224,7 +229,7 @@ func (s *Sweep) Points() []SweepPoint {
 			p.Sets = append(p.Sets, key+"="+values[k])
 		}
 		for _, w := range s.When {
-			if values[slices.Index(s.Keys, w.Key)] == w.Value {
+			if w.applies(values) {
 				p.Sets = append(p.Sets, w.Set...)
 			}
 		}
@@ -238,7 +243,7 @@ func (s *Sweep) Points() []SweepPoint {
 // a when override of the point's grid value first, then set and grid.
 func (s *Sweep) Line(p SweepPoint, key string) string {
 	for _, w := range s.When {
-		if line := w.Lines[key]; line != "" && p.Values[slices.Index(s.Keys, w.Key)] == w.Value {
+		if line := w.Lines[key]; line != "" && w.applies(p.Values) {
 			return line
 		}
 	}
