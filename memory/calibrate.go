@@ -79,14 +79,16 @@ func (l *closedLoop) Handle(ev sim.Event) {
 	}
 }
 
-// runSSD runs a pattern on a fresh drive.
+// runSSD runs a pattern on a fresh drive, until its write buffer drains.
 func runSSD(cfg SSDConfig, p ioPattern) (ioResult, error) {
 	eng := sim.NewEngine(0)
 	s, err := NewSSD(eng, cfg)
 	if err != nil {
 		return ioResult{}, err
 	}
-	return runClosedLoop(eng, s, cfg.CapacityBytes, p), nil
+	r := runClosedLoop(eng, s, cfg.CapacityBytes, p)
+	r.Elapsed = max(r.Elapsed, s.Traffic().DrainedAt) // a sustained write rate runs to the last page programmed
+	return r, nil
 }
 
 // runDRAM runs a pattern on a fresh DRAM device.

@@ -14,11 +14,15 @@ type Device interface {
 	Traffic() Traffic
 }
 
-// Traffic is a device's bytes read and written, and how long its path to
-// the host was busy carrying reads (0 where the model has no such path).
+// Traffic is a device's bytes read and written, how long its path to the
+// host was busy carrying reads (0 where the model has no such path), and
+// when the writes it has acknowledged have all reached the medium
+// (DrainedAt: the SSD's write buffer empties then; 0 where a write is on
+// the medium when acknowledged). A run's simulated time runs to the
+// latest DrainedAt as well as to its last event.
 type Traffic struct {
 	BytesRead, BytesWritten int64
-	ReadBusy                sim.Time
+	ReadBusy, DrainedAt     sim.Time
 }
 
 // RemoteStore is a storage device reached over a network (a shared pool

@@ -35,13 +35,15 @@ type SSD struct {
 	planes   nandPlanes
 	channels nandChannels
 	cmds     sim.Slots[ssdCmd]
-	// writesDone and releases hold write completions and buffer releases,
-	// which come in time order (see program)
-	writesDone, releases *sim.Lane
-	// pendingReleases mirrors the releases lane (time, bytes), and
-	// lastRelease is the latest release scheduled
+	// writesDone holds write completions, which come in time order
+	writesDone *sim.Lane
+	// pendingReleases are the buffer releases not yet applied, in time
+	// order (see program), each at its reserved key: they are applied when
+	// the buffer is next looked at, and one is raised as an event only
+	// while writes wait for space (waking); lastRelease is the latest
 	pendingReleases sim.FIFO[release]
 	lastRelease     sim.Time
+	waking          bool
 	run             writeRun // the closed-form path (ssd_fast.go)
 	splits          sim.Slots[split]
 	waiting         sim.FIFO[waiter] // commands beyond the queue depth
@@ -91,11 +93,11 @@ func NewSSD(eng *sim.Engine, cfg SSDConfig) (*SSD, error) {
 		return nil, err
 	}
 	return &SSD{eng: eng, cfg: cfg, host: host,
-		ctrl:       controller{free: make([]sim.Time, cfg.ControllerCores), service: cfg.CommandTime},
-		ctrlDone:   sim.NewLane(eng, cfg.Name+".controller"),
-		planes:     newNANDPlanes(cfg),
-		channels:   newNANDChannels(cfg),
-		writesDone: sim.NewLane(eng, cfg.Name+".writes"), releases: sim.NewLane(eng, cfg.Name+".buffer"),
+		ctrl:        controller{free: make([]sim.Time, cfg.ControllerCores), service: cfg.CommandTime},
+		ctrlDone:    sim.NewLane(eng, cfg.Name+".controller"),
+		planes:      newNANDPlanes(cfg),
+		channels:    newNANDChannels(cfg),
+		writesDone:  sim.NewLane(eng, cfg.Name+".writes"),
 		readLatency: sim.NewDistribution(), writeLatency: sim.NewDistribution()}, nil
 }
 
@@ -206,9 +208,11 @@ func (s *SSD) Handle(ev sim.Event) {
 		s.complete(slot)
 	case opSSDRunEnd:
 		s.runEnd(ev.Arg)
-	case opSSDRelease:
+	case opSSDRelease: // the next release, woken for waiting writes
+		s.waking = false
 		s.bufferUsed -= s.pendingReleases.Pop().bytes
 		s.admitWaitingWrites()
+		s.wakeForSpace()
 	}
 }
 
@@ -225,10 +229,12 @@ func (s *SSD) readFlash(slot int) {
 func (s *SSD) admitWrite(slot int) {
 	if s.bufferWait.Len() > 0 || !s.reserveBuffer(slot) {
 		s.bufferWait.Push(slot)
+		s.wakeForSpace()
 	}
 }
 
 func (s *SSD) reserveBuffer(slot int) bool {
+	s.freeReleased()
 	n := s.cmds.At(slot).req.Bytes
 	if s.bufferUsed+n > s.cfg.WriteBufferBytes && s.bufferUsed > 0 {
 		return false
@@ -262,16 +268,36 @@ func (s *SSD) program(now sim.Time, bytes int64) (at sim.Time, freed int64, ok b
 	return s.lastRelease, pages * page, true
 }
 
-// release is buffer space freed at a time.
+// release is buffer space freed at a time, at its place key among the
+// events.
 type release struct {
 	at    sim.Time
 	bytes int64
+	key   sim.Key
 }
 
 // scheduleRelease frees bytes of the write buffer at time at.
 func (s *SSD) scheduleRelease(at sim.Time, bytes int64) {
-	s.pendingReleases.Push(release{at: at, bytes: bytes})
-	s.releases.Schedule(at, sim.Event{Handler: s, Op: opSSDRelease})
+	s.pendingReleases.Push(release{at: at, bytes: bytes, key: s.eng.Reserve(at)})
+	s.wakeForSpace()
+}
+
+// freeReleased applies the releases that precede the event being handled.
+func (s *SSD) freeReleased() {
+	for s.pendingReleases.Len() > 0 && s.eng.Precedes(s.pendingReleases.Peek().key) {
+		s.bufferUsed -= s.pendingReleases.Pop().bytes
+	}
+}
+
+// wakeForSpace raises the next release as an event while writes wait for
+// buffer space, so that they are admitted exactly when they would be if
+// every release were an event.
+func (s *SSD) wakeForSpace() {
+	s.freeReleased()
+	if !s.waking && s.bufferWait.Len() > 0 && s.pendingReleases.Len() > 0 {
+		s.waking = true
+		s.eng.ScheduleAt(s.pendingReleases.Peek().key, sim.Event{Handler: s, Op: opSSDRelease})
+	}
 }
 
 // complete finishes a command, no earlier than the small-I/O floor.
@@ -315,7 +341,8 @@ type SSDStats struct {
 // Traffic returns the bytes read and written (a closed-form run's writes
 // when the run ends or a read splits it).
 func (s *SSD) Traffic() Traffic {
-	return Traffic{BytesRead: s.bytesRead.Value(), BytesWritten: s.bytesWritten.Value(), ReadBusy: s.host.CardToHost.Stats().Busy}
+	return Traffic{BytesRead: s.bytesRead.Value(), BytesWritten: s.bytesWritten.Value(), ReadBusy: s.host.CardToHost.Stats().Busy,
+		DrainedAt: s.lastRelease}
 }
 
 // Stats returns the totals so far; the writes of a closed-form run

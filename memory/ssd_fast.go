@@ -110,6 +110,7 @@ func (s *SSD) fastWrite(r Request) bool {
 		if s.inFlight > 0 || s.waiting.Len() > 0 || s.bufferWait.Len() > 0 {
 			return false
 		}
+		s.freeReleased()
 		w.t0, w.used0 = s.eng.Now(), s.bufferUsed
 		w.before, w.reqs, w.cmds, w.rels = w.before[:0], w.reqs[:0], w.cmds[:0], w.rels[:0]
 		for i := range s.pendingReleases.Len() {
@@ -306,4 +307,5 @@ func (s *SSD) settleRun(now sim.Time) {
 			s.scheduleRelease(x.at, x.bytes)
 		}
 	}
+	s.wakeForSpace()
 }

@@ -84,6 +84,7 @@ func (s *Striped) Traffic() Traffic {
 		t.BytesRead += dt.BytesRead
 		t.BytesWritten += dt.BytesWritten
 		t.ReadBusy += dt.ReadBusy
+		t.DrainedAt = max(t.DrainedAt, dt.DrainedAt)
 	}
 	t.ReadBusy /= sim.Time(len(s.drives))
 	return t

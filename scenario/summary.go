@@ -27,7 +27,7 @@ func (res *Result) Rows() []reports.RequestRow {
 // Summary returns the run's headline figures.
 func (res *Result) Summary() reports.Summary {
 	r := res.Run
-	now := r.eng.Now()
+	now := r.end()
 	s := reports.Summary{Design: r.l.System.Design, Seed: r.l.Seed, Sessions: len(r.workload.Sessions),
 		SimTimeS: now.Seconds(), WallTimeS: res.Wall.Seconds(), Events: r.eng.Handled(),
 		RequestsRejected: r.sys.Rejected(), SkippedTraceLines: r.skippedLines, Decisions: map[string]int64{}, Bytes: map[string]int64{},
@@ -90,6 +90,16 @@ func (res *Result) Summary() reports.Summary {
 			"unreadable": f.Unreadable, "faults_injected": f.Injected}
 	}
 	return s
+}
+
+// end is the run's simulated end: its last event, or the last write
+// reaching a storage device's medium if that comes later.
+func (r *Run) end() sim.Time {
+	end := r.eng.Now()
+	for _, d := range r.tierDevs {
+		end = max(end, d.Traffic().DrainedAt)
+	}
+	return end
 }
 
 // fillComponents adds the bytes, utilisations and store figures.

@@ -57,7 +57,8 @@ type Engine struct {
 	seq     uint64
 	heap    []entry
 	stopped bool
-	stale   bool // heap[0] is the event handled last
+	stale   bool   // heap[0] is the event handled last
+	current uint64 // the order of the event being handled
 	handled uint64
 	trace   Tracer
 }
@@ -123,6 +124,44 @@ func (e *Engine) overflow(ev Event, what string) {
 	panic(&Overflow{Event: ev.name(), Now: e.now, What: what})
 }
 
+// Key is a place in the engine's total order of events: a time and the
+// sequence number a Schedule made at that moment would have taken. A
+// component whose time-ordered effects only change its own state (space
+// freed in a buffer, say) reserves a key per effect instead of scheduling
+// an event, applies the effects whose keys precede the event being
+// handled when it next looks at that state, and schedules an event at a
+// key only when something must wake there. The model runs exactly as if
+// every effect were an event.
+type Key struct {
+	At    Time
+	order uint64
+}
+
+// Reserve returns the key an event scheduled now at time at, with
+// PriorityNormal, would take.
+func (e *Engine) Reserve(at Time) Key {
+	if at < e.now {
+		e.scheduledBeforeNow(at, Event{})
+	}
+	e.seq++
+	return Key{At: at, order: uint64(PriorityNormal)<<seqBits | e.seq}
+}
+
+// Precedes reports whether an event at key k would already have been
+// handled: k comes before the event being handled.
+func (e *Engine) Precedes(k Key) bool {
+	return k.At < e.now || (k.At == e.now && k.order < e.current)
+}
+
+// ScheduleAt runs ev at the reserved key k. A key that precedes the event
+// being handled is a programming error.
+func (e *Engine) ScheduleAt(k Key, ev Event) {
+	if e.Precedes(k) {
+		panic(fmt.Sprintf("sim: event %s scheduled at a key of %v that precedes the event being handled at %v", ev.name(), k.At, e.now))
+	}
+	e.push(entry{at: k.At, order: k.order, ev: ev})
+}
+
 // Overflow is the panic of an event that would pass MaxTime: a run whose
 // load carries simulated time past what int64 picoseconds hold.
 type Overflow struct {
@@ -186,7 +225,7 @@ func (e *Engine) Step() bool {
 		return false
 	}
 	top := &e.heap[0]
-	e.now = top.at
+	e.now, e.current = top.at, top.order
 	ev := top.ev
 	e.stale = true
 	e.handled++
