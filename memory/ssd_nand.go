@@ -94,17 +94,26 @@ func (s *SSD) stripePages(now sim.Time, n int64) sim.Time {
 // start[i mod Channels], and moves the pointer. It goes a round of
 // channels at a time. A plane at or past the pointer has had lap writes,
 // one behind it lap+1 (nandPlanes), so the loop keeps the turn's offset.
+// It sets the order bit of each pair of pages it writes one after the
+// other as it goes: the last write of a position comes after the last
+// write of the one before it, but for the pairs at the two ends, which
+// are set from the planes once the pointer has moved.
 func (s *SSD) programPages(n int, base sim.Time, start []sim.Time) sim.Time {
 	p := &s.planes
 	planes, prog, xfer := p.base, p.prog, s.channels.xfer
-	var last sim.Time
+	var last, prevDone sim.Time
 	first, pos, arrive := p.pos, p.pos, base+xfer
+	prevPos := -1
 	off := prog * sim.Time(p.lap)
 	for left := n; left > 0; left -= len(start) {
 		for _, st := range start[:min(left, len(start))] {
 			done := max(st+arrive, planes[pos]+off) + prog
 			planes[pos] = done - off - prog
 			last = max(last, done)
+			if prevPos >= 0 {
+				p.mark(prevPos, prevDone > done)
+			}
+			prevPos, prevDone = pos, done
 			if pos++; pos == len(planes) {
 				pos, off = 0, off+prog
 			}
@@ -112,7 +121,8 @@ func (s *SSD) programPages(n int, base sim.Time, start []sim.Time) sim.Time {
 		arrive += xfer
 	}
 	p.advance(n)
-	p.order(first-1, n+1)
+	p.order(first-1, 1)
+	p.order(prevPos, 1)
 	return last
 }
 

@@ -106,10 +106,53 @@ func (d *Distribution) Add(v float64) {
 		return
 	}
 	if v != d.lastValue {
-		d.lastValue, d.lastBucket = v, int(math.Ceil(math.Log(v)*d.invLogGamma))
+		d.lastValue, d.lastBucket = v, d.index(v)
 	}
 	d.bucket(d.lastBucket)
 }
+
+// index is the bucket of a positive v: ceil(log(v) / log(gamma)), by
+// fastLog unless that lands within bucketGuard of a bucket's edge, where
+// math.Log decides; so every sample lands where math.Log puts it.
+func (d *Distribution) index(v float64) int {
+	if b := math.Float64bits(v) >> 52; b != 0 && b < 0x7ff { // normal
+		x := fastLog(v) * d.invLogGamma
+		if c := math.Ceil(x); c-x > bucketGuard && x-(c-1) > bucketGuard {
+			return int(c)
+		}
+	}
+	return int(math.Ceil(math.Log(v) * d.invLogGamma))
+}
+
+// bucketGuard bounds how far fastLog's bucket position may be from
+// math.Log's: fastLog is within 1e-12 of the natural logarithm, and
+// log(v) / log(gamma) is below 1e5 for every float64, so the two differ by
+// far less than this.
+const bucketGuard = 1e-6
+
+// fastLog returns log(v) for a positive normal v to within 1e-12: with v =
+// m 2^e, m in [1, 2), and m0 = 1 + i/256 the table point at or below m,
+// log(v) = e ln 2 + log(m0) + log(1 + t), t = (m - m0) / m0 < 2^-8, the
+// last by its series to t^5.
+func fastLog(v float64) float64 {
+	bits := math.Float64bits(v)
+	e := int(bits>>52) - 1023
+	i := bits >> 44 & 0xff
+	m := math.Float64frombits(bits&(1<<52-1) | 1023<<52)
+	t := (m - logTable.start[i]) * logTable.inv[i]
+	series := t * (1 - t*(1.0/2-t*(1.0/3-t*(1.0/4-t/5))))
+	return float64(e)*math.Ln2 + logTable.log[i] + series
+}
+
+// logTable holds fastLog's table points m0 = 1 + i/256, their logarithms
+// and reciprocals.
+var logTable = func() (tab struct{ start, log, inv [256]float64 }) {
+	for i := range tab.start {
+		tab.start[i] = 1 + float64(i)/256
+		tab.log[i], tab.inv[i] = math.Log(tab.start[i]), 1/tab.start[i]
+	}
+	return tab
+}()
 
 // AddTime records a duration.
 func (d *Distribution) AddTime(t Time) { d.Add(float64(t)) }

@@ -80,3 +80,52 @@ func TestCounter(t *testing.T) {
 	c.Add(4)
 	assert.Equal(t, int64(7), c.Value())
 }
+
+// TestFastBucketMatchesMathLog: every sample lands in the bucket
+// ceil(math.Log(v) / log(gamma)) puts it in, for values across the range
+// and for values a few ulps either side of bucket edges.
+func TestFastBucketMatchesMathLog(t *testing.T) {
+	d := NewDistribution()
+	exact := func(v float64) int { return int(math.Ceil(math.Log(v) * d.invLogGamma)) }
+	rng := NewStreams(7).Stream("fastlog")
+	for range 200_000 {
+		v := math.Exp(rng.Float64()*80 - 20) // 2e-9 .. 5e25
+		require.Equal(t, exact(v), d.index(v), "v = %v", v)
+		edge := math.Exp(math.Round(math.Log(v)*d.invLogGamma) * d.logGamma)
+		for k := -3; k <= 3; k++ {
+			w := edge
+			for range max(k, -k) {
+				w = math.Nextafter(w, math.Inf(k))
+			}
+			require.Equal(t, exact(w), d.index(w), "v = %v (an edge %+d ulps)", w, k)
+		}
+	}
+	for _, v := range []float64{math.SmallestNonzeroFloat64, 1e-310, 1, 2, 1e12, math.MaxFloat64} {
+		require.Equal(t, exact(v), d.index(v), "v = %v", v)
+	}
+}
+
+// TestFastLogError holds fastLog within its stated 1e-12 of math.Log.
+func TestFastLogError(t *testing.T) {
+	rng := NewStreams(8).Stream("fastlog")
+	for range 200_000 {
+		v := math.Exp(rng.Float64()*1400 - 700)
+		require.InDelta(t, math.Log(v), fastLog(v), 1e-12, "v = %v", v)
+	}
+}
+
+// BenchmarkDistributionAdd adds latencies that rarely repeat, as an SSD's
+// commands under load give.
+func BenchmarkDistributionAdd(b *testing.B) {
+	d := NewDistribution()
+	rng := NewStreams(9).Stream("latency")
+	vs := make([]float64, 4096)
+	for i := range vs {
+		vs[i] = float64(Time(rng.Int64N(int64(10 * Millisecond))))
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		d.Add(vs[i%len(vs)])
+	}
+}
