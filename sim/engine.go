@@ -153,8 +153,9 @@ func (e *Engine) Precedes(k Key) bool {
 	return k.At < e.now || (k.At == e.now && k.order < e.current)
 }
 
-// ScheduleAt runs ev at the reserved key k. A key that precedes the event
-// being handled is a programming error.
+// ScheduleAt runs ev at the reserved key k; each key takes at most one
+// event (the queue's order needs distinct keys). A key that precedes the
+// event being handled is a programming error.
 func (e *Engine) ScheduleAt(k Key, ev Event) {
 	if e.Precedes(k) {
 		panic(fmt.Sprintf("sim: event %s scheduled at a key of %v that precedes the event being handled at %v", ev.name(), k.At, e.now))
@@ -209,7 +210,8 @@ func (e *Engine) RunUntil(t Time) {
 		e.Step()
 	}
 	if !e.stopped && t != MaxTime && t > e.now {
-		e.now = t
+		// every key reserved so far at t has had its turn; the next has not
+		e.now, e.current = t, uint64(PriorityNormal)<<seqBits|(e.seq+1)
 	}
 }
 

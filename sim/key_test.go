@@ -113,3 +113,15 @@ func TestScheduleAtRefusesAPassedKey(t *testing.T) {
 	require.True(t, eng.Precedes(k))
 	require.Panics(t, func() { eng.ScheduleAt(k, Event{Handler: l}) })
 }
+
+// TestRunUntilPassesTheKeysAtItsEnd: RunUntil(t) handles every event at t,
+// so a key reserved at t before it has had its turn after it; one reserved
+// at t afterwards has not.
+func TestRunUntilPassesTheKeysAtItsEnd(t *testing.T) {
+	eng := NewEngine(0)
+	eng.Schedule(5, Event{Handler: &logger{eng: eng}})
+	k := eng.Reserve(10)
+	eng.RunUntil(10)
+	require.True(t, eng.Precedes(k))
+	require.False(t, eng.Precedes(eng.Reserve(10)))
+}

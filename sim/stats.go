@@ -126,8 +126,8 @@ func (d *Distribution) index(v float64) int {
 
 // bucketGuard bounds how far fastLog's bucket position may be from
 // math.Log's: fastLog is within 1e-12 of the natural logarithm, and
-// log(v) / log(gamma) is below 1e5 for every float64, so the two differ by
-// far less than this.
+// |log(v) / log(gamma)| is below 1e6 for every float64, so the two differ
+// by far less than this.
 const bucketGuard = 1e-6
 
 // fastLog returns log(v) for a positive normal v to within 1e-12: with v =
