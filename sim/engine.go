@@ -57,8 +57,11 @@ type Engine struct {
 	seq     uint64
 	heap    []entry
 	stopped bool
-	stale   bool   // heap[0] is the event handled last
-	current uint64 // the order of the event being handled
+	stale   bool // heap[0] is the event handled last
+	// current is the order of the event being handled once a push has
+	// taken its place at the top (until then it is heap[0]'s): kept there
+	// rather than on every step, which costs the hold model 3-5 %
+	current uint64
 	handled uint64
 	trace   Tracer
 }
@@ -150,7 +153,11 @@ func (e *Engine) Reserve(at Time) Key {
 // Precedes reports whether an event at key k would already have been
 // handled: k comes before the event being handled.
 func (e *Engine) Precedes(k Key) bool {
-	return k.At < e.now || (k.At == e.now && k.order < e.current)
+	current := e.current
+	if e.stale {
+		current = e.heap[0].order
+	}
+	return k.At < e.now || (k.At == e.now && k.order < current)
 }
 
 // ScheduleAt runs ev at the reserved key k; each key takes at most one
@@ -227,7 +234,7 @@ func (e *Engine) Step() bool {
 		return false
 	}
 	top := &e.heap[0]
-	e.now, e.current = top.at, top.order
+	e.now = top.at
 	ev := top.ev
 	e.stale = true
 	e.handled++
@@ -250,7 +257,7 @@ func (e *Engine) settle() {
 
 func (e *Engine) push(x entry) {
 	if e.stale { // the handled event's place is free: sift x down from it
-		e.stale = false
+		e.stale, e.current = false, e.heap[0].order
 		e.siftDown(x, len(e.heap))
 		return
 	}
@@ -284,22 +291,18 @@ func (e *Engine) siftDown(x entry, n int) {
 	h := e.heap
 	i := 0
 	for {
-		first := 2*i + 1
-		if first >= n {
+		c := 2*i + 1
+		if c >= n {
 			break
 		}
-		best := first
-		end := min(first+2, n)
-		for c := first + 1; c < end; c++ {
-			if h[c].before(&h[best]) {
-				best = c
-			}
+		if c+1 < n && h[c+1].before(&h[c]) {
+			c++
 		}
-		if !h[best].before(&x) {
+		if !h[c].before(&x) {
 			break
 		}
-		h[i] = h[best]
-		i = best
+		h[i] = h[c]
+		i = c
 	}
 	h[i].set(&x)
 }
