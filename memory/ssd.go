@@ -268,7 +268,7 @@ func (s *SSD) program(now sim.Time, bytes int64) (at sim.Time, freed int64, ok b
 	return s.lastRelease, pages * page, true
 }
 
-// release is buffer space freed at a time, at its place key among the
+// release is buffer space freed at a time; key is its place among the
 // events.
 type release struct {
 	at    sim.Time
