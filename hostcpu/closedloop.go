@@ -5,7 +5,6 @@ import (
 	"slices"
 
 	"github.com/kvcosim/kvcosim/internal/names"
-
 	"github.com/kvcosim/kvcosim/sim"
 )
 

@@ -119,9 +119,7 @@ func (s *System) invalidate(sess *session) {
 // computed, which truncation does not change.
 func (s *System) sessionKey(sess *session) kvstore.Key {
 	total := sess.historyLen + sess.cut
-	id := uint64(sess.id)
-	return kvstore.Key{Tokens: total, Hash: kvstore.HashTokens(s.cfg.HashSeed,
-		[]uint32{standInSession, uint32(id), uint32(id >> 32), uint32(total), uint32(uint64(total) >> 32)})}
+	return kvstore.Key{Tokens: total, Hash: s.sessionHash(sess, standInSession, total, 0)}
 }
 
 // objectKey is what the design stores a session's history under.

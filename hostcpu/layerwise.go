@@ -86,9 +86,10 @@ func (s *System) holdForLoads(n *nodeState) bool {
 			r.load = loadApplied
 			own := max(s.layerwiseEnd(r, n.iterCost), now)
 			end = max(end, own)
-			r.rec.LoadStall = own - n.iterEnd
 			if s.cfg.Mech.LoadWait == LoadWaitRequest { // it sat out from the load's start to this iteration's
 				r.rec.LoadStall = n.iterEnd - n.iterCost - r.loadStart
+			} else {
+				r.rec.LoadStall = own - n.iterEnd
 			}
 			r.rec.KVWait = r.rec.Parked + r.rec.QueryTime + r.rec.LoadStall
 		}
@@ -125,20 +126,15 @@ func (s *System) prefetch(slot int) {
 		s.counts.Prefetches++
 		return
 	}
-	for _, e := range r.found.Extents {
+	for _, e := range r.found.Extents { // the parts land in later events, after the count is made
 		if e.Tier > 0 && e.Bytes > 0 {
 			r.prefetchParts++
-		}
-	}
-	if r.prefetchParts == 0 {
-		return
-	}
-	r.prefetch = prefetchMoving
-	s.counts.Prefetches++
-	for _, e := range r.found.Extents {
-		if e.Tier > 0 && e.Bytes > 0 {
 			s.moveExtent(slot, toHost(n, e.Tier, e.Addr), e.Bytes, opPrefetched)
 		}
+	}
+	if r.prefetchParts > 0 {
+		r.prefetch = prefetchMoving
+		s.counts.Prefetches++
 	}
 }
 

@@ -39,10 +39,16 @@ const (
 // hash engine's XXH64 over (what, session id, value), and the tokens
 // truncation has dropped, if any (the same length names other tokens).
 func (s *System) standIn(sess *session, what uint32, value int64) uint64 {
+	return s.sessionHash(sess, what, value, sess.cut)
+}
+
+// sessionHash is XXH64 over (what, session id, value) and, when cut > 0,
+// cut.
+func (s *System) sessionHash(sess *session, what uint32, value, cut int64) uint64 {
 	id := uint64(sess.id)
 	words := []uint32{what, uint32(id), uint32(id >> 32), uint32(value), uint32(uint64(value) >> 32)}
-	if sess.cut > 0 {
-		words = append(words, uint32(sess.cut), uint32(uint64(sess.cut)>>32))
+	if cut > 0 {
+		words = append(words, uint32(cut), uint32(uint64(cut)>>32))
 	}
 	return kvstore.HashTokens(s.cfg.HashSeed, words)
 }

@@ -117,8 +117,11 @@ func planSweep(spec, shardFlag string) (*scenario.Sweep, []scenario.SweepPoint, 
 // file sets, so that the user finds the line to change; else "".
 func sweepLine(sw *scenario.Sweep, p scenario.SweepPoint, err error) string {
 	var e *scenario.Error
-	if errors.As(err, &e) && sw.Line(p, e.Key) != "" {
-		return fmt.Sprintf(" (%s set at %s)", e.Key, sw.Line(p, e.Key))
+	if !errors.As(err, &e) {
+		return ""
+	}
+	if line := sw.Line(p, e.Key); line != "" {
+		return fmt.Sprintf(" (%s set at %s)", e.Key, line)
 	}
 	return ""
 }
