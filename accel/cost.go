@@ -176,7 +176,12 @@ func (n *Node) Cost(it Iteration) Cost {
 	d := n.Device
 	w := n.work(it)
 	tp := float64(n.TP)
-	at := func(flops, eff float64) sim.Time { return sim.TimeOf(flops / tp / (n.peak() * eff) * 1e12) }
+	at := func(flops, eff float64) sim.Time {
+		if flops == 0 { // no work (an LM head with no sequence to sample: eff is 0 too)
+			return 0
+		}
+		return sim.TimeOf(flops / tp / (n.peak() * eff) * 1e12)
+	}
 	c := Cost{FLOPs: w.linear + w.head + w.causalPairs + w.cachedPairs + w.decodeOps, Bytes: w.bytes,
 		Linear:    at(w.linear, d.linearEfficiency(float64(it.Tokens()))),
 		Attention: at(w.causalPairs, d.AttentionEfficiency) + at(w.cachedPairs+w.decodeOps, d.CachedAttentionEfficiency),

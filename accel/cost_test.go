@@ -56,6 +56,39 @@ func TestCostIsRooflinePlusOverheads(t *testing.T) {
 	assert.Zero(t, c.AllReduce)
 }
 
+// A chunk that does not end its prompt makes no logits, so its iteration
+// has no LM head to price; it used to be priced at 0 FLOPs over 0
+// efficiency, a NaN time that wrapped to the most negative one and took the
+// linear layers out of the iteration (a long prompt's chunks cost only
+// their memory traffic).
+func TestEveryPartOfACostIsWhole(t *testing.T) {
+	for _, preset := range []string{"llama-3-8b", "llama-3-70b", "llama-65b"} {
+		m, err := ModelPreset(preset)
+		require.NoError(t, err)
+		n, err := NewNode(m, devicePresets["h100-sxm"], 4, BF16, BF16, 0, SortSampling{})
+		require.NoError(t, err)
+		for _, it := range []Iteration{
+			{},
+			{Prefills: []Chunk{{New: 8192}}},
+			{Prefills: []Chunk{{New: 8192, Cached: 8192}}},
+			{Prefills: []Chunk{{New: 100, Last: true}, {New: 4000}}},
+			{Prefills: []Chunk{{New: 4000}}, Decodes: []int64{10, 5000}},
+			{Decodes: []int64{1}},
+		} {
+			c := n.Cost(it)
+			for name, v := range map[string]sim.Time{"linear": c.Linear, "attention": c.Attention, "head": c.Head, "compute": c.Compute,
+				"memory": c.Memory, "all-reduce": c.AllReduce, "overhead": c.Overhead, "kernels": c.Kernels} {
+				assert.GreaterOrEqual(t, v, sim.Time(0), "%s %+v: %s", preset, it, name)
+			}
+			assert.GreaterOrEqual(t, c.Total, max(c.Compute, c.Memory)+c.AllReduce, "%s %+v", preset, it)
+		}
+		whole := n.Cost(Iteration{Prefills: []Chunk{{New: 8192, Last: true}}})
+		part := n.Cost(Iteration{Prefills: []Chunk{{New: 8192}}})
+		assert.Equal(t, whole.Linear, part.Linear, "%s: the same linear layers", preset)
+		assert.Greater(t, part.Total, whole.Total*9/10, "%s: a chunk without logits costs nearly what the last one does", preset)
+	}
+}
+
 func TestAllReduceRing(t *testing.T) {
 	n := toyNode(t, 2)
 	n.Device.NVLinkHopLatency = 100
