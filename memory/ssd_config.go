@@ -46,6 +46,11 @@ type SSDConfig struct {
 	// WriteAmplification multiplies the NAND work of every written page
 	// (garbage collection); 1 for sequential writes to a fresh drive.
 	WriteAmplification float64
+	// RatedDWPD is the drive writes per day the maker warrants for the
+	// warranty period (docs/memory.md gives each preset's source): write
+	// through export rewrites a session's object every turn, so a study
+	// holds its write rate against this.
+	RatedDWPD float64
 	// SmallIOBytes and SmallIOLatency: I/Os of at most SmallIOBytes take at
 	// least SmallIOLatency (a measured floor of some P2P paths); 0 = none.
 	SmallIOBytes   int64
@@ -101,6 +106,9 @@ func (c SSDConfig) Validate() error {
 	if c.SmallIOBytes < 0 {
 		return fmt.Errorf("ssd %q: small_io_bytes = %d: must not be negative", c.Name, c.SmallIOBytes)
 	}
+	if !(c.RatedDWPD > 0 && c.RatedDWPD <= 100) {
+		return fmt.Errorf("ssd %q: rated_dwpd = %v: must be in (0, 100]", c.Name, c.RatedDWPD)
+	}
 	return nil
 }
 
@@ -120,7 +128,7 @@ func KioxiaCM6() SSDConfig {
 		ReadOverhead: 21 * sim.Microsecond, WriteOverhead: 16 * sim.Microsecond,
 		Channels: 18, DiesPerChannel: 7, PlanesPerDie: 4, PageBytes: 16384,
 		ReadTime: 60 * sim.Microsecond, ProgramTime: 1900 * sim.Microsecond,
-		ChannelBandwidth: 800_000_000, WriteBufferBytes: 256 << 20, WriteAmplification: 1}
+		ChannelBandwidth: 800_000_000, WriteBufferBytes: 256 << 20, WriteAmplification: 1, RatedDWPD: 1}
 }
 
 // SamsungPM1743 is a Samsung PM1743-class 15.36 TB drive on PCIe Gen5 x4:
@@ -133,7 +141,7 @@ func SamsungPM1743() SSDConfig {
 		ReadOverhead: 33500 * sim.Nanosecond, WriteOverhead: 14 * sim.Microsecond,
 		Channels: 16, DiesPerChannel: 16, PlanesPerDie: 4, PageBytes: 16384,
 		ReadTime: 50 * sim.Microsecond, ProgramTime: 2500 * sim.Microsecond,
-		ChannelBandwidth: 1_600_000_000, WriteBufferBytes: 512 << 20, WriteAmplification: 1}
+		ChannelBandwidth: 1_600_000_000, WriteBufferBytes: 512 << 20, WriteAmplification: 1, RatedDWPD: 1}
 }
 
 // SmartSSDP2P is the peer-to-peer path of a SmartSSD-class drive (a Gen3 x4
@@ -152,7 +160,7 @@ func SmartSSDP2P() SSDConfig {
 		ReadOverhead: 6 * sim.Microsecond, WriteOverhead: 46 * sim.Microsecond,
 		Channels: 16, DiesPerChannel: 8, PlanesPerDie: 4, PageBytes: 16384,
 		ReadTime: 40 * sim.Microsecond, ProgramTime: 1500 * sim.Microsecond,
-		ChannelBandwidth: 800_000_000, WriteBufferBytes: 256 << 20, WriteAmplification: 1,
+		ChannelBandwidth: 800_000_000, WriteBufferBytes: 256 << 20, WriteAmplification: 1, RatedDWPD: 1,
 		SmallIOBytes: 4096, SmallIOLatency: 82 * sim.Microsecond}
 }
 

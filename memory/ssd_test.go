@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -15,7 +16,7 @@ func tinySSD() SSDConfig {
 		ControllerCores: 1, CommandTime: sim.Microsecond, ReadOverhead: 2 * sim.Microsecond, WriteOverhead: 3 * sim.Microsecond,
 		Channels: 2, DiesPerChannel: 1, PlanesPerDie: 1, PageBytes: 4096,
 		ReadTime: 10 * sim.Microsecond, ProgramTime: 100 * sim.Microsecond, ChannelBandwidth: sim.GBps,
-		WriteBufferBytes: 8192, WriteAmplification: 1}
+		WriteBufferBytes: 8192, WriteAmplification: 1, RatedDWPD: 1}
 }
 
 func newTestSSD(t *testing.T, cfg SSDConfig) (*sim.Engine, *SSD, *completions) {
@@ -101,6 +102,8 @@ func TestSSDConfigRejects(t *testing.T) {
 		{func(c *SSDConfig) { c.ChannelBandwidth = -5 }, "channel_bandwidth = -5"},
 		{func(c *SSDConfig) { c.Channels = 0 }, "channels = 0"},
 		{func(c *SSDConfig) { c.WriteAmplification = 0.5 }, "write_amplification = 0.5"},
+		{func(c *SSDConfig) { c.RatedDWPD = 0 }, "rated_dwpd = 0"},
+		{func(c *SSDConfig) { c.RatedDWPD = math.NaN() }, "rated_dwpd = NaN"},
 		{func(c *SSDConfig) { c.WriteBufferBytes = 100 }, "write_buffer_bytes = 100"},
 		{func(c *SSDConfig) { c.ReadTime = -1 }, "read_time = -1ps"},
 		{func(c *SSDConfig) { c.CapacityBytes = 10 }, "capacity_bytes = 10"},

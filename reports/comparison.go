@@ -10,7 +10,7 @@ import (
 var ComparisonColumns = []string{"design", "requests_completed", "ttft_ms_mean", "ttft_ms_p50", "ttft_ms_p90", "ttft_ms_p99",
 	"tpot_ms_p50", "tpot_ms_p99", "e2e_ms_p50", "throughput_tokens_per_s", "hit_ratio_tokens",
 	"prefill_tokens_computed", "prefill_tokens_reused", "storage_write_bytes", "storage_read_bytes", "sim_time_s",
-	"resumed_ttft_ms_p50", "resumed_ttft_ms_p99", "kv_wait_ms_p50"}
+	"resumed_ttft_ms_p50", "resumed_ttft_ms_p99", "kv_wait_ms_p50", "delivered_share", "saturated"}
 
 // ComparisonRow is a summary's comparison.csv row.
 func ComparisonRow(s *Summary) []string {
@@ -19,7 +19,7 @@ func ComparisonRow(s *Summary) []string {
 	return []string{s.Design, i(int64(s.RequestsCompleted)), f(s.TTFTms.Mean), f(s.TTFTms.P50), f(s.TTFTms.P90), f(s.TTFTms.P99),
 		f(s.TPOTms.P50), f(s.TPOTms.P99), f(s.E2Ems.P50), f(s.ThroughputTokensPerS), f(s.HitRatioTokens),
 		i(s.PrefillTokensComputed), i(s.PrefillTokensReused), i(s.Bytes["storage_write"]), i(s.Bytes["storage_read"]), f(s.SimTimeS),
-		f(s.ResumedTTFTms.P50), f(s.ResumedTTFTms.P99), f(s.KVWaitMs.P50)}
+		f(s.ResumedTTFTms.P50), f(s.ResumedTTFTms.P99), f(s.KVWaitMs.P50), f(s.Load.DeliveredShare), strconv.FormatBool(s.Saturated)}
 }
 
 // WriteComparisonCSV writes one row per summary, with the header.

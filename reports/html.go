@@ -10,11 +10,19 @@ import (
 // and what it shows.
 type Figure struct {
 	File, Caption string
+	// Table, when given, is drawn in place of the image: its header row,
+	// then its rows (a figure's printed values, as the crossovers).
+	Table [][]string
 }
 
 // Page is the study's static report: no script, nothing from the network.
 type Page struct {
 	Title, Subtitle, Version string
+	// Warnings are shown as a banner above everything: a saturated run,
+	// whose latencies measure a queue that grows with the run's length.
+	Warnings []string
+	// Lead is the headline's finding in words, above its table.
+	Lead string
 	// Headline is a table: its header row, then one row per design.
 	Headline [][]string
 	Figures  []Figure
@@ -41,6 +49,9 @@ th { background: #f2f2f2; }
 figure { margin: 1.5rem 0; }
 figure img { width: 100%; border: 1px solid #ddd; }
 figcaption { color: #444; font-size: 0.92rem; margin-top: 0.3rem; }
+.warning { background: #fff3cd; border: 1px solid #e0b000; padding: 0.6rem 0.9rem; margin: 1rem 0; }
+.warning ul { margin: 0.3rem 0 0 0; }
+.lead { font-size: 1.05rem; }
 pre { background: #f7f7f7; border: 1px solid #ddd; padding: 0.8rem; overflow-x: auto; font-size: 0.8rem; }
 footer { color: #666; font-size: 0.85rem; margin-top: 2rem; }
 </style>
@@ -48,12 +59,19 @@ footer { color: #666; font-size: 0.85rem; margin-top: 2rem; }
 <body>
 <h1>{{.Title}}</h1>
 <p class="sub">{{.Subtitle}}</p>
-<h2 id="headline">Headline figures</h2>
-<table>
+{{if .Warnings}}<div class="warning" id="saturated"><strong>Saturated:</strong> these runs could not keep up with their offered load; their latencies grow with the run's length.
+<ul>
+{{range .Warnings}}<li>{{.}}</li>
+{{end}}</ul></div>
+{{end}}<h2 id="headline">Headline figures</h2>
+{{if .Lead}}<p class="lead">{{.Lead}}</p>
+{{end}}<table>
 {{range $i, $row := .Headline}}<tr>{{range $row}}{{if eq $i 0}}<th>{{.}}</th>{{else}}<td>{{.}}</td>{{end}}{{end}}</tr>
 {{end}}</table>
 <h2 id="plots">Plots</h2>
-{{range .Figures}}<figure id="{{.File}}"><img src="{{.File}}" alt="{{.Caption}}"><figcaption>{{.Caption}}</figcaption></figure>
+{{range .Figures}}<figure id="{{.File}}">{{if .Table}}<table>
+{{range $i, $row := .Table}}<tr>{{range $row}}{{if eq $i 0}}<th>{{.}}</th>{{else}}<td>{{.}}</td>{{end}}{{end}}</tr>
+{{end}}</table>{{else}}<img src="{{.File}}" alt="{{.Caption}}">{{end}}<figcaption>{{.Caption}}</figcaption></figure>
 {{end}}
 <h2 id="outputs">Outputs</h2>
 <ul>

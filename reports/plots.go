@@ -248,3 +248,20 @@ func writeCanvas(c io.WriterTo, path string) error {
 		return err
 	})
 }
+
+// Mark adds named points to a plot as large open rings over its lines
+// (a crossover, a saturation point), with one legend entry.
+func Mark(p *plot.Plot, name string, xs, ys []float64) error {
+	pts := make(plotter.XYs, len(xs))
+	for i := range pts {
+		pts[i] = plotter.XY{X: xs[i], Y: ys[i]}
+	}
+	s, err := plotter.NewScatter(pts)
+	if err != nil {
+		return fmt.Errorf("marks %q: %w", name, err)
+	}
+	s.GlyphStyle = draw.GlyphStyle{Color: color.Black, Radius: vg.Points(6), Shape: draw.RingGlyph{}}
+	p.Add(s)
+	p.Legend.Add(name, s)
+	return nil
+}

@@ -43,16 +43,20 @@ type Summary struct {
 	// RequestsTruncated lost their oldest tokens to the model's context
 	// window; RequestsContextRejected passed it and were refused (counted
 	// in RequestsRejected too).
-	RequestsTruncated       int64       `json:"requests_truncated"`
-	RequestsContextRejected int64       `json:"requests_context_rejected"`
-	SkippedTraceLines       int         `json:"skipped_trace_lines"`
-	Sessions                int         `json:"sessions"`
-	SimTimeS                float64     `json:"sim_time_s"`
-	WallTimeS               float64     `json:"wall_time_s"`
-	Events                  uint64      `json:"events"`
-	TTFTms                  Percentiles `json:"ttft_ms"`
-	TPOTms                  Percentiles `json:"tpot_ms"`
-	E2Ems                   Percentiles `json:"e2e_ms"`
+	RequestsTruncated       int64   `json:"requests_truncated"`
+	RequestsContextRejected int64   `json:"requests_context_rejected"`
+	SkippedTraceLines       int     `json:"skipped_trace_lines"`
+	Sessions                int     `json:"sessions"`
+	SimTimeS                float64 `json:"sim_time_s"`
+	WallTimeS               float64 `json:"wall_time_s"`
+	Events                  uint64  `json:"events"`
+	// Saturated is set when the run could not keep up with its offered
+	// load (Load.Why says how it fell behind).
+	Saturated bool        `json:"saturated"`
+	Load      Load        `json:"load"`
+	TTFTms    Percentiles `json:"ttft_ms"`
+	TPOTms    Percentiles `json:"tpot_ms"`
+	E2Ems     Percentiles `json:"e2e_ms"`
 	// ResumedTTFTms and KVWaitMs are over the resumed turns whose KV was
 	// no longer on the accelerator (looked up, or recomputed): their TTFT,
 	// and their wait for the KV.
@@ -104,4 +108,11 @@ type TierSummary struct {
 	Evictions     int64  `json:"evictions"`
 	Objects       int64  `json:"objects"`
 	HeldBytes     int64  `json:"held_bytes"`
+	// Drives, DriveWritesPerDay and RatedDWPD are for a tier of SSDs: the
+	// drives its bytes stripe over, the drive writes per day its writes
+	// make (the bytes written per drive over the run, scaled to a day of
+	// the same traffic, over a drive's capacity), and the maker's rating.
+	Drives            int     `json:"drives,omitempty"`
+	DriveWritesPerDay float64 `json:"drive_writes_per_day,omitempty"`
+	RatedDWPD         float64 `json:"rated_dwpd,omitempty"`
 }

@@ -88,7 +88,8 @@ func TestAsyncSaveTakesTheExportOffTheNextTurn(t *testing.T) {
 func TestAsyncBufferFull(t *testing.T) {
 	for _, full := range []string{"block", "drop"} {
 		t.Run(full, func(t *testing.T) {
-			res := simulate(t, append([]string{"system.design=cpu", "store.save=async", "store.async_buffer=3GiB", "store.async_full=" + full}, evicting...)...)
+			res := simulate(t, append([]string{"system.design=cpu", "store.save=async", "store.async_buffer=3GiB", "store.async_full=" + full,
+				"storage.drives=1"}, evicting...)...) // one drive: the exports queue behind it
 			s := res.Summary().Store
 			assert.Positive(t, s["exports_"+map[string]string{"block": "blocked", "drop": "dropped"}[full]])
 			if full == "block" {
@@ -153,7 +154,7 @@ func TestLookAheadSettlesEveryRaise(t *testing.T) {
 		sets     []string
 		noRaises bool
 	}{
-		{"resident", []string{"accelerator.retain=on"}, true},
+		{"resident", []string{"accelerator.retain=on", "accelerator.kv_capacity=auto"}, true},
 		{"deep truncation", []string{"accelerator.retain=off", "workload.truncate_fill=0.5", "accelerator.max_model_len=2048"}, false},
 		{"rejected at the window", []string{"accelerator.retain=off", "workload.context_policy=reject", "accelerator.max_model_len=2048"}, false},
 	} {

@@ -271,7 +271,10 @@ func (r *resolver) resolveStorage(sc *Scenario, out *resolved) {
 	s := sc.Storage
 	r.intIn("storage.drives", int64(s.Drives), 1, maxDrives)
 	out.drives = max(1, s.Drives)
-	if s.Drives > 1 && len(s.Tiers) > 0 {
+	if strings.HasPrefix(r.l.Where("storage.drives"), "(default)") && (len(s.Tiers) > 0 || out.functional != nil) {
+		out.drives = 1 // each tier is one device, functional mode's bytes are on one: the default's drives give way
+	}
+	if out.drives > 1 && len(s.Tiers) > 0 {
 		r.fail("storage.drives", "%d drives stripe storage.device; with storage.tiers each tier is one device (allowed here: 1)", s.Drives)
 	}
 	if len(s.Tiers) == 0 {
@@ -285,10 +288,8 @@ func (r *resolver) resolveStorage(sc *Scenario, out *resolved) {
 			r.fail(key, "storage.tiers is given too: give the tiers, or one device and its capacity")
 		}
 	}
-	if !out.host.Design.Stores {
-		return
-	}
 	switch {
+	case !out.host.Design.Stores: // the tiers are built, and idle
 	case len(s.Tiers) > 1 && out.host.Design.Card:
 		r.fail("storage.tiers", "the %s design reaches one tier (the patent's external store), not %d", out.host.Design, len(s.Tiers))
 	case out.functional != nil:

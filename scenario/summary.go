@@ -33,6 +33,7 @@ func (res *Result) Summary() reports.Summary {
 		RequestsRejected: r.sys.Rejected(), SkippedTraceLines: r.skippedLines, Decisions: map[string]int64{}, Bytes: map[string]int64{},
 		Utilization: map[string]float64{}, Evictions: map[string]int64{}, Store: map[string]int64{}}
 	var ttft, tpot, e2e, resumed, kvWait []float64
+	var served []reports.Served
 	var output int64
 	for _, rec := range r.sys.Records() {
 		if !rec.Done {
@@ -40,6 +41,7 @@ func (res *Result) Summary() reports.Summary {
 		}
 		s.RequestsCompleted++
 		ttft, e2e = append(ttft, ms(rec.TTFT)), append(e2e, ms(rec.E2E))
+		served = append(served, reports.Served{ArrivalMs: ms(rec.Arrival), TTFTms: ms(rec.TTFT), FirstTurn: rec.Turn == 0})
 		if rec.Decision == hostcpu.Query || rec.Decision == hostcpu.Recomputed {
 			resumed, kvWait = append(resumed, ms(rec.TTFT)), append(kvWait, ms(rec.KVWait))
 		}
@@ -54,6 +56,8 @@ func (res *Result) Summary() reports.Summary {
 	}
 	s.TTFTms, s.TPOTms, s.E2Ems = reports.NewPercentiles(ttft), reports.NewPercentiles(tpot), reports.NewPercentiles(e2e)
 	s.ResumedTTFTms, s.KVWaitMs = reports.NewPercentiles(resumed), reports.NewPercentiles(kvWait)
+	s.Load = reports.NewLoad(served)
+	s.Saturated = s.Load.Why != ""
 	if now > 0 {
 		s.ThroughputTokensPerS = float64(output) / now.Seconds()
 	}
@@ -143,7 +147,7 @@ func (r *Run) fillComponents(s *reports.Summary, now sim.Time) {
 		busy("cpu", sim.TimeOf(r.sys.CPUStats(i, now).Utilisation*float64(now)))
 	}
 	busy("storage_link_read", storage.ReadBusy*sim.Time(len(r.nodes)))
-	s.Tiers = r.tierSummaries()
+	s.Tiers = r.tierSummaries(now)
 	if r.dir != nil {
 		st := r.dir.Stats()
 		s.Evictions["store"], s.Evictions["store_expired"] = r.poolEvictions(), st.Expirations
@@ -157,19 +161,38 @@ func (r *Run) fillComponents(s *reports.Summary, now sim.Time) {
 
 // tierSummaries are each storage tier's figures: what the pool did in it
 // and what its device saw.
-func (r *Run) tierSummaries() []reports.TierSummary {
+func (r *Run) tierSummaries(now sim.Time) []reports.TierSummary {
 	if r.pool == nil {
 		return nil
 	}
 	var out []reports.TierSummary
 	for i, d := range r.tierDevs {
 		st, dir, dev := r.pool.Stats(i), r.pool.Tier(i), d.Traffic()
-		out = append(out, reports.TierSummary{Name: r.pool.Name(i), Device: r.l.resolved.tierDevices[i],
+		t := reports.TierSummary{Name: r.pool.Name(i), Device: r.l.resolved.tierDevices[i],
 			CapacityBytes: int64(dir.Regions()) * dir.Config().RegionBytes, Hits: dir.Stats().Hits, Lookups: dir.Stats().Lookups,
 			BytesRead: dev.BytesRead, BytesWritten: dev.BytesWritten, DemotedIn: st.DemotedIn, DemotedOut: st.DemotedOut,
-			Promoted: st.Promoted, Evictions: st.Evictions, Objects: int64(dir.Links()), HeldBytes: dir.HeldBytes()})
+			Promoted: st.Promoted, Evictions: st.Evictions, Objects: int64(dir.Links()), HeldBytes: dir.HeldBytes()}
+		if drive, drives, ok := r.tierDrives(i); ok {
+			t.Drives, t.RatedDWPD = drives, drive.RatedDWPD
+			if now > 0 {
+				perDay := float64(dev.BytesWritten) / float64(drives) * (86400 / now.Seconds())
+				t.DriveWritesPerDay = perDay / float64(drive.CapacityBytes)
+			}
+		}
+		out = append(out, t)
 	}
 	return out
+}
+
+// tierDrives is the SSD a tier is made of and how many of them its bytes
+// stripe over; ok is false for a tier of DRAM.
+func (r *Run) tierDrives(i int) (memory.SSDConfig, int, bool) {
+	rs := r.l.resolved
+	if len(r.l.Storage.Tiers) == 0 && i == len(r.tierDevs)-1 {
+		return rs.ssd, rs.drives, true
+	}
+	cfg, err := memory.SSDPreset(rs.tierDevices[i])
+	return cfg, 1, err == nil
 }
 
 // poolEvictions counts objects the pool dropped for good, in every tier

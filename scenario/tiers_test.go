@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"github.com/kvcosim/kvcosim/hostcpu"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -34,6 +35,29 @@ func TestTwoTierPoolRunsEndToEnd(t *testing.T) {
 	}
 	assert.Equal(t, s.Bytes["storage_write"], dram.BytesWritten+ssd.BytesWritten)
 	assert.Zero(t, lost(res), "a 2 TB SSD behind DRAM loses nothing")
+}
+
+// Every design takes a one-tier list (recompute builds it and leaves it
+// idle; it used to index a device list it had not filled), and the SSD
+// tier reports its drive writes per day against its rating.
+func TestEveryDesignTakesATierList(t *testing.T) {
+	for _, design := range hostcpu.DesignNames() {
+		t.Run(design, func(t *testing.T) {
+			res, _ := execute(t, "system.design="+design, "workload.sessions=20", "store.prefetch=none",
+				"storage.tiers=[{name: ssd, device: kioxia-cm6, capacity: 2TB}]")
+			s := res.Summary()
+			if design == "recompute" {
+				assert.Empty(t, s.Tiers)
+				return
+			}
+			require.Len(t, s.Tiers, 1)
+			ssd := s.Tiers[0]
+			assert.Equal(t, 1, ssd.Drives)
+			assert.Equal(t, 1.0, ssd.RatedDWPD, "the CM6's rating")
+			perDay := float64(ssd.BytesWritten) * 86400 / s.SimTimeS / 3.84e12
+			assert.InDelta(t, perDay, ssd.DriveWritesPerDay, 1e-9*perDay)
+		})
+	}
 }
 
 func TestTierListErrorsNameTheKey(t *testing.T) {

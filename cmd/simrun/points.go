@@ -13,12 +13,13 @@ import (
 )
 
 // point is one run of a study or a sweep: the overrides on the base
-// scenario, the folder for its outputs ("" for none) and whether to keep
-// its stage spans and store levels.
+// scenario, the folder for its outputs ("" for none), whether to keep its
+// stage spans and store levels, and what it is in words (for warnings).
 type point struct {
 	sets    []string
 	dir     string
 	observe bool
+	label   string
 }
 
 // pointResult is what a point's run gave.

@@ -42,7 +42,7 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	page := reports.Page{Title: "kvcosim sweep: " + strings.Join(m.Keys, " x "), Subtitle: fmt.Sprintf("%d points; %s", m.Points, m.Scenario),
-		Version: version(), Headline: rows, Files: []string{"sweep.csv", "sweep.json"}}
+		Version: version(), Warnings: sweepWarnings(m.Keys, rows), Headline: rows, Files: []string{"sweep.csv", "sweep.json"}}
 	for _, metric := range sweepMetrics {
 		p, err := sweepPlot(m.Keys, m.Scenario, rows, metric.column, metric.label)
 		if err != nil {
@@ -70,6 +70,23 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 
 // sweepPlot is one metric against the first key: numeric when every value
 // of the key reads as a number or a size, else one tick per value.
+// sweepWarnings names the points whose runs were saturated (none in a
+// sweep written before the column existed).
+func sweepWarnings(keys []string, rows [][]string) []string {
+	col := slices.Index(rows[0], "saturated")
+	var out []string
+	for _, r := range rows[1:] {
+		if col >= 0 && col < len(r) && r[col] == "true" {
+			var kv []string
+			for i, k := range keys {
+				kv = append(kv, k+"="+r[1+i])
+			}
+			out = append(out, fmt.Sprintf("point %s (%s)", r[0], strings.Join(kv, ", ")))
+		}
+	}
+	return out
+}
+
 func sweepPlot(keys []string, scenarioLine string, rows [][]string, column, label string) (*plot.Plot, error) {
 	col := slices.Index(rows[0], column)
 	if col < 0 {

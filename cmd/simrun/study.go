@@ -11,24 +11,35 @@ import (
 	"strconv"
 	"time"
 
-	"gonum.org/v1/plot"
+	"github.com/kvcosim/kvcosim/hostcpu"
 
 	"github.com/kvcosim/kvcosim/reports"
 	"github.com/kvcosim/kvcosim/scenario"
 )
 
-// studyDesigns are the designs the default study compares: the patent's
-// and its two baselines, fpga last (its run is the one observed). The
-// software designs of the state of the art have their own study
-// (docs/examples/state-of-the-art.yaml).
-var studyDesigns = []string{"recompute", "cpu", "fpga"}
+// studyDesigns are the designs the default study compares: every design of
+// the table, recompute (the baseline) first.
+var studyDesigns = hostcpu.DesignNames()
 
 // studyLoads are the offered loads of the study's latency and throughput
-// curves, as multiples of the scenario's arrival rate.
-var studyLoads = []float64{0.5, 1, 2, 4}
+// curves, as multiples of the scenario's arrival rate: up to where every
+// design of the default scenario is saturated.
+var studyLoads = []float64{0.5, 1, 2, 4, 6}
 
 // studyCapacities are the store sizes of the hit-ratio curve.
 var studyCapacities = []string{"32GB", "64GB", "128GB", "256GB", "512GB", "2TB"}
+
+// studyPlan places the study's runs among its points.
+type studyPlan struct {
+	points []point
+	// designs are each design's run at the scenario's load; loads each
+	// design's runs at studyLoads; capacities the fpga design's at
+	// studyCapacities; delta each design's with delta exports.
+	designs, capacities, delta []int
+	loads                      [][]int
+	// breakEven are the break-even map's runs: [path][design].
+	breakEven [][]int
+}
 
 // runStudy is plain simrun: the scenario (the embedded default unless -c)
 // for each design, its load and capacity curves, the plots and the report.
@@ -62,49 +73,91 @@ func runStudy(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	start := time.Now()
-	points := studyPoints(base, sets, *out)
-	results := runPoints(*cfg, points, *jobs, nil)
+	plan, err := planStudy(base, sets, *out)
+	if err != nil {
+		undo()
+		fmt.Fprintf(stderr, "simrun: %v\n", err)
+		return 2
+	}
+	results := runPoints(*cfg, plan.points, *jobs, nil)
 	for i, r := range results {
 		if r.err == nil {
 			continue
 		}
-		fmt.Fprintf(stderr, "simrun: point %v: %v\n", points[i].sets, r.err)
+		fmt.Fprintf(stderr, "simrun: point %v: %v\n", plan.points[i].sets, r.err)
 		undo()
 		if r.badSpec {
 			return 2 // bad input
 		}
 		return 1 // a run stopped on an invariant
 	}
-	if err := writeStudy(*out, base, results); err != nil {
+	study, err := newStudy(base, plan, results)
+	if err != nil {
+		undo()
+		fmt.Fprintf(stderr, "simrun: %v\n", err)
+		return 1
+	}
+	for _, w := range study.warnings {
+		fmt.Fprintf(stderr, "simrun: warning: %s\n", w)
+	}
+	if err := writeStudy(*out, study); err != nil {
 		undo()
 		fmt.Fprintf(stderr, "simrun: %v\n", err)
 		return 2
 	}
-	for _, r := range results[:len(studyDesigns)] {
-		fmt.Fprintf(stdout, "%-9s TTFT mean %7.1f ms  p99 %7.1f ms  hit ratio %.3f\n", r.sum.Design, r.sum.TTFTms.Mean, r.sum.TTFTms.P99, r.sum.HitRatioTokens)
-	}
-	fmt.Fprintf(stdout, "%d runs in %.1f s; report: %s\n", len(points), time.Since(start).Seconds(), filepath.Join(*out, "report.html"))
+	study.print(stdout)
+	fmt.Fprintf(stdout, "%d runs in %.1f s; report: %s\n", len(plan.points), time.Since(start).Seconds(), filepath.Join(*out, "report.html"))
 	return 0
 }
 
-// studyPoints are the three designs (with their outputs), each at every
-// offered load, and the fpga design at every store size.
-func studyPoints(base *scenario.Loaded, sets []string, out string) []point {
-	var points []point
-	for _, d := range studyDesigns {
-		points = append(points, point{sets: append(slices.Clone(sets), "system.design="+d), dir: filepath.Join(out, d), observe: d == "fpga"})
+// planStudy lays out the study's runs: every design at the scenario's load
+// (with its outputs; the fpga design's observed), at each other load and
+// with delta exports, the fpga design at each store size, and the
+// break-even map's short runs (breakeven.go), whose sessions it writes
+// into out. The delta exports use the layer-major layout: the claim-9
+// layout keeps V column by column, so that appending to an object writes
+// one run of a few bytes per column (81,920 for Llama-3-70B), a cost the
+// study does not need to simulate to count the bytes, which are the same.
+func planStudy(base *scenario.Loaded, sets []string, out string) (studyPlan, error) {
+	var p studyPlan
+	add := func(label string, pt point) int {
+		pt.label = label
+		p.points = append(p.points, pt)
+		return len(p.points) - 1
 	}
+	with := func(extra ...string) []string { return append(slices.Clone(sets), extra...) }
 	for _, d := range studyDesigns {
+		p.designs = append(p.designs, add(d, point{sets: with("system.design=" + d), dir: filepath.Join(out, d), observe: d == "fpga"}))
+	}
+	for i, d := range studyDesigns {
+		var row []int
 		for _, x := range studyLoads {
-			if x != 1 {
-				points = append(points, point{sets: append(append(slices.Clone(sets), "system.design="+d), loadSets(base, x)...)})
+			if x == 1 {
+				row = append(row, p.designs[i])
+				continue
 			}
+			row = append(row, add(fmt.Sprintf("%s at %gx the load", d, x), point{sets: with(append([]string{"system.design=" + d}, loadSets(base, x)...)...)}))
 		}
+		p.loads = append(p.loads, row)
 	}
 	for _, c := range studyCapacities {
-		points = append(points, point{sets: append(slices.Clone(sets), "system.design=fpga", "storage.capacity="+c)})
+		p.capacities = append(p.capacities, add("fpga with a "+c+" store", point{sets: with("system.design=fpga", "storage.capacity="+c)}))
 	}
-	return points
+	for _, d := range studyDesigns[1:] {
+		p.delta = append(p.delta, add(d+" with delta exports", point{sets: with("system.design="+d, "fpga.export_mode=delta", "fpga.layout=layer-major")}))
+	}
+	trace, err := writeBreakEvenTrace(out)
+	if err != nil {
+		return p, err
+	}
+	for _, path := range breakEvenPaths(base) {
+		var row []int
+		for _, d := range studyDesigns {
+			row = append(row, add(fmt.Sprintf("break-even: %s on %s", d, path.name), point{sets: with(append(breakEvenSets(trace, d), path.setsFor(d)...)...)}))
+		}
+		p.breakEven = append(p.breakEven, row)
+	}
+	return p, nil
 }
 
 // loadSets scale the offered load by x over the same stretch of time: x
@@ -119,93 +172,30 @@ func loadSets(l *scenario.Loaded, x float64) []string {
 }
 
 // writeStudy writes comparison.csv, the plots and report.html.
-func writeStudy(out string, base *scenario.Loaded, results []pointResult) error {
-	designs := results[:len(studyDesigns)]
-	var sums []reports.Summary
-	for _, r := range designs {
-		sums = append(sums, r.sum)
-	}
+func writeStudy(out string, st *study) error {
 	var csv bytes.Buffer
-	if err := reports.WriteComparisonCSV(&csv, sums); err != nil {
+	if err := reports.WriteComparisonCSV(&csv, st.sums()); err != nil {
 		return err
 	}
 	if err := reports.WriteBytes(filepath.Join(out, "comparison.csv"), csv.Bytes()); err != nil {
 		return err
 	}
-	figures, err := studyPlots(out, base.Describe(), results)
+	figures, err := st.plots(out)
 	if err != nil {
 		return err
 	}
-	page := reports.Page{Title: "kvcosim: what the KV-cache store buys, design by design", Subtitle: base.Describe(),
-		Version: version(), Headline: headline(sums), Figures: figures, Scenario: string(designs[len(designs)-1].loaded.YAML()),
-		Files: []string{"comparison.csv", "recompute/summary.json", "recompute/requests.csv", "cpu/summary.json", "cpu/requests.csv",
-			"fpga/summary.json", "fpga/requests.csv", "fpga/scenario.yaml"}}
+	files := []string{"comparison.csv"}
+	for _, d := range studyDesigns {
+		files = append(files, d+"/summary.json", d+"/requests.csv")
+	}
+	page := reports.Page{Title: "kvcosim: when storing the KV cache beats recomputing it, design by design", Subtitle: st.base.Describe(),
+		Version: version(), Warnings: st.warnings, Lead: st.lead(), Headline: st.headline(), Figures: figures,
+		Scenario: string(st.designs[slices.Index(studyDesigns, "fpga")].loaded.YAML()), Files: append(files, "fpga/scenario.yaml", breakEvenFile)}
 	var html bytes.Buffer
 	if err := page.WriteHTML(&html); err != nil {
 		return err
 	}
-	if err := reports.WriteBytes(filepath.Join(out, "report.html"), html.Bytes()); err != nil {
-		return err
-	}
-	return nil
-}
-
-// headline is the report's table: one row per design.
-func headline(sums []reports.Summary) [][]string {
-	rows := [][]string{{"design", "requests", "TTFT mean (ms)", "TTFT p50 (ms)", "TTFT p99 (ms)", "TPOT p50 (ms)",
-		"hit ratio (tokens)", "prefill tokens computed", "output tokens/s"}}
-	for _, s := range sums {
-		rows = append(rows, []string{s.Design, strconv.Itoa(s.RequestsCompleted), fmt.Sprintf("%.1f", s.TTFTms.Mean),
-			fmt.Sprintf("%.1f", s.TTFTms.P50), fmt.Sprintf("%.1f", s.TTFTms.P99), fmt.Sprintf("%.2f", s.TPOTms.P50),
-			fmt.Sprintf("%.3f", s.HitRatioTokens), strconv.FormatInt(s.PrefillTokensComputed, 10), fmt.Sprintf("%.0f", s.ThroughputTokensPerS)})
-	}
-	return rows
-}
-
-// studyPlots draws the study's figures and returns them in page order.
-func studyPlots(out, scenarioLine string, results []pointResult) ([]reports.Figure, error) {
-	var figures []reports.Figure
-	add := func(name, caption string, p *plot.Plot, err error) error {
-		if err != nil {
-			return err
-		}
-		figures = append(figures, reports.Figure{File: name + ".svg", Caption: caption})
-		return reports.SavePlot(p, out, name)
-	}
-	designs := results[:len(studyDesigns)]
-	if err := add(ttftCDF(scenarioLine, designs)); err != nil {
-		return nil, err
-	}
-	if err := add(ttftBreakdown(scenarioLine, designs)); err != nil {
-		return nil, err
-	}
-	if err := add(loadCurve(scenarioLine, results, "throughput_vs_load", "Output throughput against offered load",
-		"output tokens/s", func(s *reports.Summary) float64 { return s.ThroughputTokensPerS })); err != nil {
-		return nil, err
-	}
-	if err := add(capacityCurve(scenarioLine, results)); err != nil {
-		return nil, err
-	}
-	panels := []struct {
-		name, caption string
-		draw          func(string, []pointResult) ([]*plot.Plot, error)
-		inches        float64
-	}{
-		{"latency_vs_load", "TTFT p50 and p99 and TPOT p50 against the offered load (x the scenario's arrival rate), per design.", latencyPanels, 2.6},
-		{"storage_levels", "The fpga design's store over time: the bytes it holds and the levels of the free-address FIFOs (claim 10): FIFO 1 holds regions idle longer than the preset time T, FIFO 2 regions freed within T.", levelPanels, 2.6},
-		{"session_timeline", "One session through the CPU, the FPGA, the storage and the accelerator (fpga design): three turns, each from its arrival and cut 30 % after its prefill (the decode runs on past the edge; the legend gives every stage's length and the FPGA stages' cycles), then the session's first export. In the turn with a query the FPGA hashes the tokens, reads the bucket, walks the chain and imports the KV from the SSD (claims 3-6); the export hashes, allocates from the FIFOs, writes the SSD and inserts a chain link (claims 7-10). Bars shorter than 0.5 % of the axis are drawn at that width.", timelinePanels, 3.6},
-	}
-	for _, p := range panels {
-		plots, err := p.draw(scenarioLine, results)
-		if err != nil {
-			return nil, err
-		}
-		if err := reports.SavePanels(plots, out, p.name, p.inches); err != nil {
-			return nil, err
-		}
-		figures = append(figures, reports.Figure{File: p.name + ".svg", Caption: p.caption})
-	}
-	return figures, nil
+	return reports.WriteBytes(filepath.Join(out, "report.html"), html.Bytes())
 }
 
 // version is the simulator's version: the module's, and the commit it

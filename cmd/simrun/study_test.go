@@ -16,8 +16,9 @@ func TestStudyWritesTheReport(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stdout, "report: "+filepath.Join(out, "report.html"))
 	for _, f := range []string{"comparison.csv", "recompute/summary.json", "cpu/requests.csv", "fpga/scenario.yaml",
-		"ttft_cdf.png", "ttft_cdf.svg", "ttft_breakdown.svg", "latency_vs_load.png", "throughput_vs_load.svg",
-		"hit_ratio_vs_capacity.svg", "storage_levels.png", "session_timeline.svg"} {
+		"lmcache/summary.json", "cachedattention/requests.csv", breakEvenFile,
+		"ttft_cdf.png", "ttft_cdf.svg", "ttft_breakdown.svg", "break_even_history.svg", "break_even_path.png", "latency_vs_load.png",
+		"throughput_vs_load.svg", "hit_ratio_vs_capacity.svg", "storage_levels.png", "endurance.svg", "session_timeline.svg"} {
 		assert.FileExists(t, filepath.Join(out, f))
 	}
 	page, err := os.ReadFile(filepath.Join(out, "report.html"))
@@ -29,7 +30,9 @@ func TestStudyWritesTheReport(t *testing.T) {
 	assert.NotContains(t, html, "<script", "a static page")
 	csv, err := os.ReadFile(filepath.Join(out, "comparison.csv"))
 	require.NoError(t, err)
-	assert.Len(t, strings.Split(strings.TrimSpace(string(csv)), "\n"), 4, "a header and three designs")
+	assert.Len(t, strings.Split(strings.TrimSpace(string(csv)), "\n"), 1+len(studyDesigns), "a header and every design")
+	assert.Contains(t, html, `<figure id="break_even_crossovers"><table>`, "the crossovers, printed")
+	assert.Contains(t, stdout, "break-even: the history from which")
 }
 
 func TestStudyRefusesAForeignFolder(t *testing.T) {

@@ -54,7 +54,7 @@ func ttftCDF(sc string, designs []pointResult) (string, string, *plot.Plot, erro
 	if err == nil {
 		reports.LogX(p)
 	}
-	return "ttft_cdf", "The distribution of the time to first token of every request, per design: recompute prefills the whole history, cpu and fpga import the stored KV cache.", p, err
+	return "ttft_cdf", "The distribution of the time to first token of every request, per design, at the scenario's load: recompute prefills the whole history, the storing designs import the stored KV cache of resumed turns whose KV left the accelerator (the headline's resumed-turn p50 is each line at its resumed turns' median).", p, err
 }
 
 func ttftBreakdown(sc string, designs []pointResult) (string, string, *plot.Plot, error) {
@@ -79,47 +79,54 @@ func ttftBreakdown(sc string, designs []pointResult) (string, string, *plot.Plot
 	return "ttft_breakdown", "The mean time to first token per design, split into its stages: the CPU's request handling and claim-2 decision, the store's query and import, the wait for the accelerator, and the prefill.", p, err
 }
 
-// loadResults returns, per design, the offered loads and their results.
-func loadResults(results []pointResult) [][]pointResult {
-	out := make([][]pointResult, len(studyDesigns))
-	next := len(studyDesigns)
-	for d := range studyDesigns {
-		for _, x := range studyLoads {
-			if x == 1 {
-				out[d] = append(out[d], results[d])
-				continue
-			}
-			out[d] = append(out[d], results[next])
-			next++
-		}
-	}
-	return out
-}
-
-func loadSeries(results []pointResult, metric func(*reports.Summary) float64) []reports.Series {
+// loadSeries is a metric of each design at every load.
+func (st *study) loadSeries(metric func(*reports.Summary) float64) []reports.Series {
 	var series []reports.Series
-	for d, rs := range loadResults(results) {
+	for d, row := range st.plan.loads {
 		s := reports.Series{Name: studyDesigns[d], X: studyLoads}
-		for _, r := range rs {
-			s.Y = append(s.Y, metric(&r.sum))
+		for _, i := range row {
+			s.Y = append(s.Y, metric(&st.results[i].sum))
 		}
 		series = append(series, s)
 	}
 	return series
 }
 
-func loadCurve(sc string, results []pointResult, name, what, yLabel string, metric func(*reports.Summary) float64) (string, string, *plot.Plot, error) {
-	p, err := reports.LinePlot(title(what, sc), "offered load (x the scenario's arrival rate)", yLabel, loadSeries(results, metric))
-	return name, what + ", per design; where the lines lie on one another, every design delivers the tokens offered (none is saturated).", p, err
+// markSaturation rings each design's first saturated load on a load plot.
+func (st *study) markSaturation(p *plot.Plot, metric func(*reports.Summary) float64) error {
+	var xs, ys []float64
+	for d, at := range st.saturatedAt {
+		if at > 0 {
+			k := slices.Index(studyLoads, at)
+			xs, ys = append(xs, at), append(ys, metric(&st.results[st.plan.loads[d][k]].sum))
+		}
+	}
+	if len(xs) == 0 {
+		return nil
+	}
+	return reports.Mark(p, "saturated from here", xs, ys)
 }
 
-func latencyPanels(sc string, results []pointResult) ([]*plot.Plot, error) {
+func (st *study) throughputCurve(sc string) (string, string, *plot.Plot, error) {
+	metric := func(s *reports.Summary) float64 { return s.ThroughputTokensPerS }
+	p, err := reports.LinePlot(title("Output throughput against offered load", sc), "offered load (x the scenario's arrival rate)", "output tokens/s", st.loadSeries(metric))
+	if err == nil {
+		err = st.markSaturation(p, metric)
+	}
+	var parts []string
+	for d, at := range st.saturatedAt {
+		parts = append(parts, studyDesigns[d]+" "+saturationText(at))
+	}
+	return "throughput_vs_load", fmt.Sprintf("Output throughput against the offered load, per design, rings where a design is first saturated (it cannot keep up: delivered under 90 %% of offered, or a queue that grows through the run); saturated from: %s.", joinWords(parts)), p, err
+}
+
+func (st *study) latencyPanels(sc string) ([]*plot.Plot, error) {
 	var plots []*plot.Plot
 	for i, m := range []struct {
 		what, label string
 		f           func(*reports.Summary) float64
 	}{
-		{"TTFT p50 against offered load", "TTFT p50 (ms)", func(s *reports.Summary) float64 { return s.TTFTms.P50 }},
+		{"Resumed-turn TTFT p50 against offered load", "resumed-turn TTFT p50 (ms)", func(s *reports.Summary) float64 { return s.ResumedTTFTms.P50 }},
 		{"TTFT p99 against offered load", "TTFT p99 (ms)", func(s *reports.Summary) float64 { return s.TTFTms.P99 }},
 		{"TPOT p50 against offered load", "TPOT p50 (ms)", func(s *reports.Summary) float64 { return s.TPOTms.P50 }},
 	} {
@@ -127,7 +134,10 @@ func latencyPanels(sc string, results []pointResult) ([]*plot.Plot, error) {
 		if i == 0 {
 			what = title(what, sc)
 		}
-		p, err := reports.LinePlot(what, "offered load (x the scenario's arrival rate)", m.label, loadSeries(results, m.f))
+		p, err := reports.LinePlot(what, "offered load (x the scenario's arrival rate)", m.label, st.loadSeries(m.f))
+		if err == nil {
+			err = st.markSaturation(p, m.f)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -136,22 +146,21 @@ func latencyPanels(sc string, results []pointResult) ([]*plot.Plot, error) {
 	return plots, nil
 }
 
-func capacityCurve(sc string, results []pointResult) (string, string, *plot.Plot, error) {
-	caps := results[len(results)-len(studyCapacities):]
+func (st *study) capacityCurve(sc string) (string, string, *plot.Plot, error) {
 	s := reports.Series{Name: "fpga"}
-	for i, r := range caps {
+	for i, k := range st.plan.capacities {
 		n, _ := scenario.ParseSize(studyCapacities[i])
-		s.X, s.Y = append(s.X, float64(n)/1e9), append(s.Y, r.sum.HitRatioTokens)
+		s.X, s.Y = append(s.X, float64(n)/1e9), append(s.Y, st.results[k].sum.HitRatioTokens)
 	}
 	p, err := reports.LinePlot(title("Prefill hit ratio against store capacity (fpga design)", sc), "store capacity (GB, log scale)", "share of prompt tokens reused", []reports.Series{s})
 	if err == nil {
 		reports.LogX(p)
 	}
-	return "hit_ratio_vs_capacity", "The share of prompt tokens imported from the store instead of recomputed, against the store's size (fpga design; the KV of evicted sessions must fit to be reused).", p, err
+	return "hit_ratio_vs_capacity", fmt.Sprintf("The share of prompt tokens imported from the store instead of recomputed, against the store's size (fpga design; the KV of evicted sessions must fit to be reused): %.3f with %s, %.3f with %s.",
+		s.Y[0], studyCapacities[0], s.Y[len(s.Y)-1], studyCapacities[len(studyCapacities)-1]), p, err
 }
 
-func levelPanels(sc string, results []pointResult) ([]*plot.Plot, error) {
-	fpgaRun := results[len(studyDesigns)-1]
+func levelPanels(sc string, fpgaRun pointResult) ([]*plot.Plot, error) {
 	var stored, f1, f2 reports.Series
 	stored.Name, f1.Name, f2.Name = "stored", "FIFO 1", "FIFO 2"
 	for _, s := range fpgaRun.levels {
@@ -193,8 +202,7 @@ var storageStages = []string{"import", "storage-write"}
 // which one went through a query: up to three turns, each zoomed on the
 // way to its first token, then the first export the FPGA engine made for
 // it, zoomed on its stages (claims 7-10).
-func timelinePanels(sc string, results []pointResult) ([]*plot.Plot, error) {
-	fpgaRun := results[len(studyDesigns)-1]
+func timelinePanels(sc string, fpgaRun pointResult) ([]*plot.Plot, error) {
 	session, ok := teachingSession(fpgaRun.rows)
 	if !ok {
 		return nil, fmt.Errorf("session timeline: the fpga run has no requests")
@@ -399,4 +407,83 @@ func debugBuildInfo() (string, bool) {
 	}
 	v += " commit " + rev + modified
 	return v, true
+}
+
+// plots draws the study's figures and returns them in the order of its
+// argument: the headline's distributions, the break-even map, the load
+// curve, the store's capacity, the drives' endurance, and one session's
+// timeline.
+func (st *study) plots(out string) ([]reports.Figure, error) {
+	sc := st.base.Describe()
+	var figures []reports.Figure
+	add := func(name, caption string, p *plot.Plot, err error) error {
+		if err != nil {
+			return err
+		}
+		figures = append(figures, reports.Figure{File: name + ".svg", Caption: caption})
+		return reports.SavePlot(p, out, name)
+	}
+	panels := func(name, caption string, inches float64, plots []*plot.Plot, err error) error {
+		if err != nil {
+			return err
+		}
+		figures = append(figures, reports.Figure{File: name + ".svg", Caption: caption})
+		return reports.SavePanels(plots, out, name, inches)
+	}
+	fpgaRun := st.designs[slices.Index(studyDesigns, "fpga")]
+	latency, err := st.latencyPanels(sc)
+	levels, levelsErr := levelPanels(sc, fpgaRun)
+	timeline, timelineErr := timelinePanels(sc, fpgaRun)
+	for _, step := range []func() error{
+		func() error { return add(ttftCDF(sc, st.designs)) },
+		func() error { return add(ttftBreakdown(sc, st.designs)) },
+		func() error { return add(st.breakEven.historyPlot(sc)) },
+		func() error {
+			figures = append(figures, reports.Figure{File: "break_even_crossovers", Table: st.breakEven.crossoverTable(),
+				Caption: "The history, in tokens, from which each storing design's resumed turn beats recomputing it, on each read path (the crossovers of the map's short simulations, interpolated on the log of the history)."})
+			return nil
+		},
+		func() error { return add(st.breakEven.pathPlot(sc, 8192)) },
+		func() error {
+			return panels("latency_vs_load", "Resumed-turn TTFT p50, TTFT p99 and TPOT p50 against the offered load (x the scenario's arrival rate), per design; rings mark where each design is first saturated ("+st.firstToSaturate()+").", 2.6, latency, err)
+		},
+		func() error { return add(st.throughputCurve(sc)) },
+		func() error { return add(st.capacityCurve(sc)) },
+		func() error {
+			return panels("storage_levels", "The fpga design's store over time: the bytes it holds and the levels of the free-address FIFOs (claim 10): FIFO 1 holds regions idle longer than the preset time T, FIFO 2 regions freed within T.", 2.6, levels, levelsErr)
+		},
+		func() error { return add(st.endurancePlot(sc)) },
+		func() error {
+			return panels("session_timeline", "One session through the CPU, the FPGA, the storage and the accelerator (fpga design): three turns, each from its arrival and cut 30 % after its prefill (the decode runs on past the edge; the legend gives every stage's length and the FPGA stages' cycles), then the session's first export. In the turn with a query the FPGA hashes the tokens, reads the bucket, walks the chain and imports the KV from the SSD (claims 3-6); the export hashes, allocates from the FIFOs, writes the SSD and inserts a chain link (claims 7-10). Bars shorter than 0.5 % of the axis are drawn at that width.", 3.6, timeline, timelineErr)
+		},
+	} {
+		if err := step(); err != nil {
+			return nil, err
+		}
+	}
+	return figures, nil
+}
+
+// endurancePlot is each storing design's drive writes per day, with full
+// and with delta exports, against the drives' rating.
+func (st *study) endurancePlot(sc string) (string, string, *plot.Plot, error) {
+	var categories []string
+	var values []float64
+	worst, worstName, rated := 0.0, "", 0.0
+	for d := 1; d < len(studyDesigns); d++ {
+		for _, r := range []struct {
+			mode string
+			sum  *reports.Summary
+		}{{"full", &st.designs[d].sum}, {"delta", &st.results[st.plan.delta[d-1]].sum}} {
+			perDay, r0, _ := driveWrites(r.sum)
+			categories, values = append(categories, studyDesigns[d]+"\n"+r.mode), append(values, perDay)
+			if perDay > worst {
+				worst, worstName, rated = perDay, studyDesigns[d]+" with "+r.mode+" exports", r0
+			}
+		}
+	}
+	p, err := reports.StackedBars(title("Drive writes per day, by design and export mode", sc), "drive writes per day (per drive)", categories, []string{"drive writes per day"}, [][]float64{values})
+	caption := fmt.Sprintf("The drive writes per day each storing design's exports make on each drive (its bytes written over the run, scaled to a day of the same traffic, over a drive's capacity), with whole objects (full, the patent's write-through) and with only the new part of each (delta); the most is %.2f (%s), against the drives' rated %g.",
+		worst, worstName, rated)
+	return "endurance", caption, p, err
 }

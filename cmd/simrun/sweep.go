@@ -70,6 +70,7 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 			undo()
 			return 1
 		}
+		warnSaturated(stderr, fmt.Sprintf("simrun sweep: point %d (%s)", mine[i].Index, strings.Join(mine[i].Sets, ", ")), &r.sum)
 	}
 	label := "all"
 	if *shardFlag != "" {
