@@ -65,6 +65,19 @@ func LogX(p *plot.Plot) {
 	p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
 }
 
+// LogY puts the plot's y axis on a log scale when every value of the
+// series is positive (a log axis cannot show 0: a study without resumed
+// turns has TTFT percentiles of 0), and reports whether it did.
+func LogY(p *plot.Plot, series []Series) bool {
+	for _, s := range series {
+		if slices.ContainsFunc(s.Y, func(y float64) bool { return !(y > 0) }) {
+			return false
+		}
+	}
+	p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+	return true
+}
+
 // maxMarkedPoints: a series with more points is drawn as a bare line.
 const maxMarkedPoints = 30
 
@@ -263,5 +276,18 @@ func Mark(p *plot.Plot, name string, xs, ys []float64) error {
 	s.GlyphStyle = draw.GlyphStyle{Color: color.Black, Radius: vg.Points(6), Shape: draw.RingGlyph{}}
 	p.Add(s)
 	p.Legend.Add(name, s)
+	return nil
+}
+
+// HLine draws a dashed horizontal line at y from x0 to x1 (a rating, a
+// limit), with a legend entry.
+func HLine(p *plot.Plot, name string, y, x0, x1 float64) error {
+	l, err := plotter.NewLine(plotter.XYs{{X: x0, Y: y}, {X: x1, Y: y}})
+	if err != nil {
+		return fmt.Errorf("line %q: %w", name, err)
+	}
+	l.Color, l.Width, l.Dashes = color.Black, vg.Points(1.5), []vg.Length{vg.Points(6), vg.Points(4)}
+	p.Add(l)
+	p.Legend.Add(name, l)
 	return nil
 }

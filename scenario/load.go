@@ -339,6 +339,9 @@ func (l *Loaded) Describe() string {
 		load = fmt.Sprintf("the %s trace %s", w.Kind, w.Path)
 	}
 	model := fmt.Sprintf("%s on %d x %s", l.Model, l.Accelerator.TP, l.Accelerator.Device)
+	if l.Accelerator.KVCapacity != "auto" {
+		model += fmt.Sprintf(", %s of KV", l.Accelerator.KVCapacity)
+	}
 	if l.Mode == "functional" {
 		model = "tinylm (functional mode)"
 	}
@@ -346,5 +349,16 @@ func (l *Loaded) Describe() string {
 	if l.System.Nodes > 1 {
 		nodes = fmt.Sprintf("%d nodes", l.System.Nodes)
 	}
-	return fmt.Sprintf("%s; %s; %s; %s storage (%s), %s hashing", load, model, nodes, l.Storage.Capacity, l.Storage.Device, l.FPGA.Hashing)
+	storage := fmt.Sprintf("%s storage (%s)", l.Storage.Capacity, l.Storage.Device)
+	switch {
+	case len(l.Storage.Tiers) > 0:
+		var tiers []string
+		for _, t := range l.Storage.Tiers {
+			tiers = append(tiers, fmt.Sprintf("%s %s", t.Capacity, t.Device))
+		}
+		storage = "storage tiers " + strings.Join(tiers, ", ")
+	case l.resolved != nil && l.resolved.drives > 1:
+		storage = fmt.Sprintf("%s storage (%d x %s)", l.Storage.Capacity, l.resolved.drives, l.Storage.Device)
+	}
+	return fmt.Sprintf("%s; %s; %s; %s, %s hashing", load, model, nodes, storage, l.FPGA.Hashing)
 }

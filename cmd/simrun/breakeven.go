@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 
@@ -90,11 +91,13 @@ func (p breakEvenPath) setsFor(design string) []string {
 // from it on every path). With storage.tiers in the scenario, only its own
 // path and the DRAM one.
 func breakEvenPaths(base *scenario.Loaded) []breakEvenPath {
-	dev, n := base.Storage.Device, max(1, base.Storage.Drives)
-	drives := func(k int) string { return fmt.Sprintf("%d x %s", k, dev) }
-	paths := []breakEvenPath{{name: drives(n) + " (the scenario's)"}}
+	n := max(1, base.Storage.Drives)
+	drives := func(k int) string {
+		return map[bool]string{true: "1 drive", false: fmt.Sprintf("%d drives", k)}[k == 1]
+	}
+	paths := []breakEvenPath{{name: drives(n) + scenarioMark}}
 	if len(base.Storage.Tiers) > 0 {
-		paths[0].name = "the scenario's tiers"
+		paths[0].name = "its tiers" + scenarioMark
 	} else {
 		if n != 1 {
 			paths = append([]breakEvenPath{{name: drives(1), sets: []string{"storage.drives=1"}}}, paths...)
@@ -102,10 +105,19 @@ func breakEvenPaths(base *scenario.Loaded) []breakEvenPath {
 		if n < 4 {
 			paths = append(paths, breakEvenPath{name: drives(4), sets: []string{"storage.drives=4"}})
 		}
-		paths = append(paths, breakEvenPath{name: drives(n) + ", Gen5 x16 card", sets: []string{"fpga.pcie=gen5x16", "fpga.p2p_gbps=50"}})
+		paths = append(paths, breakEvenPath{name: drives(n) + ", Gen5 card", sets: []string{"fpga.pcie=gen5x16", "fpga.p2p_gbps=50"}})
 	}
 	dram := "{name: dram, device: " + base.CPU.HostMemory + ", capacity: 512GB}"
-	return append(paths, breakEvenPath{name: "host DRAM (" + base.CPU.HostMemory + ")", sets: []string{"storage.tiers=[" + dram + "]"}, dram: true})
+	return append(paths, breakEvenPath{name: "host DRAM", sets: []string{"storage.tiers=[" + dram + "]"}, dram: true})
+}
+
+// scenarioMark marks the scenario's own read path.
+const scenarioMark = " (scenario)"
+
+// breakEvenPathsNote says what the paths are, for captions.
+func breakEvenPathsNote(base *scenario.Loaded) string {
+	return fmt.Sprintf("drives are %s, striped; the Gen5 card is the FPGA on PCIe Gen5 x16 with a 50 GB/s peer link (only the fpga design changes); host DRAM (%s) is the only tier, or, for a design with a DRAM tier of its own, that tier",
+		base.Storage.Device, base.CPU.HostMemory)
 }
 
 // breakEvenMap is the map's figures: ttft[path][design][history], the
@@ -113,11 +125,12 @@ func breakEvenPaths(base *scenario.Loaded) []breakEvenPath {
 type breakEvenMap struct {
 	paths []string
 	ttft  [][][]float64
+	note  string // what the paths are
 }
 
 // newBreakEvenMap reads the resumed turns' TTFT from the map's runs.
 func newBreakEvenMap(base *scenario.Loaded, plan studyPlan, results []pointResult) (breakEvenMap, error) {
-	m := breakEvenMap{}
+	m := breakEvenMap{note: breakEvenPathsNote(base)}
 	for p, path := range breakEvenPaths(base) {
 		m.paths = append(m.paths, path.name)
 		var row [][]float64
@@ -191,7 +204,7 @@ func (m breakEvenMap) crossoverTable() [][]string {
 // scenarioPath is the index of the scenario's own read path.
 func (m breakEvenMap) scenarioPath() int {
 	for p, name := range m.paths {
-		if name == "the scenario's tiers" || bytes.HasSuffix([]byte(name), []byte("(the scenario's)")) {
+		if strings.HasSuffix(name, scenarioMark) {
 			return p
 		}
 	}
@@ -216,7 +229,7 @@ func (m breakEvenMap) historyPlot(sc string) (string, string, *plot.Plot, error)
 		return "", "", nil, err
 	}
 	reports.LogX(p)
-	p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+	reports.LogY(p, series)
 	var mx, my []float64
 	var words []string
 	for d := 1; d < len(studyDesigns); d++ {
@@ -257,6 +270,7 @@ func (m breakEvenMap) pathPlot(sc string, history int64) (string, string, *plot.
 		return "", "", nil, err
 	}
 	p.NominalX(m.paths...)
+	p.Y.Min, p.Y.Max = 0, 1.5*m.ttft[0][0][k] // room for the legend above recompute's line
 	best, bestPath := math.Inf(1), ""
 	for p := range m.paths {
 		for d := 1; d < len(studyDesigns); d++ {
@@ -265,8 +279,8 @@ func (m breakEvenMap) pathPlot(sc string, history int64) (string, string, *plot.
 			}
 		}
 	}
-	caption := fmt.Sprintf("The same resumed turn at a history of %d tokens, on each read path (slowest first): recompute takes %.0f ms on every path; the fastest storing design is %s, at %.0f ms. The crossover history of every design on every path is in the table above.",
-		breakEvenHistories[k], m.ttft[0][0][k], bestPath, best)
+	caption := fmt.Sprintf("The same resumed turn at a history of %d tokens, on each read path (%s): recompute takes %.0f ms on every path; the fastest storing design is %s, at %.0f ms. The crossover history of every design on every path is in the table above.",
+		breakEvenHistories[k], m.note, m.ttft[0][0][k], bestPath, best)
 	return "break_even_path", caption, p, nil
 }
 

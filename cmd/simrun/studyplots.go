@@ -134,8 +134,12 @@ func (st *study) latencyPanels(sc string) ([]*plot.Plot, error) {
 		if i == 0 {
 			what = title(what, sc)
 		}
-		p, err := reports.LinePlot(what, "offered load (x the scenario's arrival rate)", m.label, st.loadSeries(m.f))
+		series := st.loadSeries(m.f)
+		p, err := reports.LinePlot(what, "offered load (x the scenario's arrival rate)", m.label, series)
 		if err == nil {
+			if i < 2 { // TTFT spans from milliseconds to minutes
+				reports.LogY(p, series)
+			}
 			err = st.markSaturation(p, m.f)
 		}
 		if err != nil {
@@ -440,7 +444,7 @@ func (st *study) plots(out string) ([]reports.Figure, error) {
 		func() error { return add(st.breakEven.historyPlot(sc)) },
 		func() error {
 			figures = append(figures, reports.Figure{File: "break_even_crossovers", Table: st.breakEven.crossoverTable(),
-				Caption: "The history, in tokens, from which each storing design's resumed turn beats recomputing it, on each read path (the crossovers of the map's short simulations, interpolated on the log of the history)."})
+				Caption: "The history, in tokens, from which each storing design's resumed turn beats recomputing it, on each read path (the crossovers of the map's short simulations, interpolated on the log of the history; " + st.breakEven.note + ")."})
 			return nil
 		},
 		func() error { return add(st.breakEven.pathPlot(sc, 8192)) },
@@ -478,11 +482,16 @@ func (st *study) endurancePlot(sc string) (string, string, *plot.Plot, error) {
 			perDay, r0, _ := driveWrites(r.sum)
 			categories, values = append(categories, studyDesigns[d]+"\n"+r.mode), append(values, perDay)
 			if perDay > worst {
-				worst, worstName, rated = perDay, studyDesigns[d]+" with "+r.mode+" exports", r0
+				worst, worstName = perDay, studyDesigns[d]+" with "+r.mode+" exports"
 			}
+			rated = max(rated, r0)
 		}
 	}
 	p, err := reports.StackedBars(title("Drive writes per day, by design and export mode", sc), "drive writes per day (per drive)", categories, []string{"drive writes per day"}, [][]float64{values})
+	if err == nil && rated > 0 {
+		p.Y.Max = max(p.Y.Max, 1.2*rated)
+		err = reports.HLine(p, fmt.Sprintf("rated: %g a day", rated), rated, -0.5, float64(len(categories))-0.5)
+	}
 	caption := fmt.Sprintf("The drive writes per day each storing design's exports make on each drive (its bytes written over the run, scaled to a day of the same traffic, over a drive's capacity), with whole objects (full, the patent's write-through) and with only the new part of each (delta); the most is %.2f (%s), against the drives' rated %g.",
 		worst, worstName, rated)
 	return "endurance", caption, p, err
