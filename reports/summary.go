@@ -108,11 +108,13 @@ type TierSummary struct {
 	Evictions     int64  `json:"evictions"`
 	Objects       int64  `json:"objects"`
 	HeldBytes     int64  `json:"held_bytes"`
-	// Drives, DriveWritesPerDay and RatedDWPD are for a tier of SSDs: the
-	// drives its bytes stripe over, the drive writes per day its writes
-	// make (the bytes written per drive over the run, scaled to a day of
-	// the same traffic, over a drive's capacity), and the maker's rating.
+	// Drives, DriveBytesPerDay, DriveWritesPerDay and RatedDWPD are for a
+	// tier of SSDs: the drives its bytes stripe over, the bytes written per
+	// drive over the run scaled to a day of the same traffic, the drive
+	// writes per day they make (over a drive's capacity), and the maker's
+	// rating.
 	Drives            int     `json:"drives,omitempty"`
+	DriveBytesPerDay  float64 `json:"drive_bytes_per_day,omitempty"`
 	DriveWritesPerDay float64 `json:"drive_writes_per_day,omitempty"`
 	RatedDWPD         float64 `json:"rated_dwpd,omitempty"`
 }

@@ -20,8 +20,8 @@ func BenchmarkClusterDay(b *testing.B) {
 		sessions int
 	}{{64, 28_500}, {64, 285_000}} {
 		b.Run(fmt.Sprintf("nodes=%d/sessions=%d", c.nodes, c.sessions), func(b *testing.B) {
-			sets := []string{fmt.Sprintf("system.nodes=%d", c.nodes), fmt.Sprintf("workload.sessions=%d", c.sessions),
-				"workload.session_rate_per_s=3.3", "storage.capacity=unlimited"}
+			sets := append([]string{fmt.Sprintf("system.nodes=%d", c.nodes), fmt.Sprintf("workload.sessions=%d", c.sessions),
+				"workload.session_rate_per_s=3.3", "storage.capacity=unlimited"}, benchNode...)
 			for b.Loop() {
 				start := time.Now()
 				s, _ := run(b, sets...)

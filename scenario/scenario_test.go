@@ -286,7 +286,7 @@ const longContext = "accelerator.max_model_len=262144"
 func BenchmarkReplayMooncakeConversation(b *testing.B) {
 	path := filepath.Join("..", "workloads", "testdata", "mooncake_conversation_trace.jsonl.gz")
 	for b.Loop() {
-		s, _ := run(b, "workload.kind=mooncake", "workload.path="+path, "storage.capacity=unlimited", longContext)
+		s, _ := run(b, append([]string{"workload.kind=mooncake", "workload.path=" + path, "storage.capacity=unlimited", longContext}, benchNode...)...)
 		b.ReportMetric(float64(s.Events)/s.WallTimeS, "events/s")
 		b.ReportMetric(float64(s.RequestsCompleted), "requests")
 	}

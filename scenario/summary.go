@@ -175,8 +175,8 @@ func (r *Run) tierSummaries(now sim.Time) []reports.TierSummary {
 		if drive, drives, ok := r.tierDrives(i); ok {
 			t.Drives, t.RatedDWPD = drives, drive.RatedDWPD
 			if now > 0 {
-				perDay := float64(dev.BytesWritten) / float64(drives) * (86400 / now.Seconds())
-				t.DriveWritesPerDay = perDay / float64(drive.CapacityBytes)
+				t.DriveBytesPerDay = float64(dev.BytesWritten) / float64(drives) * (86400 / now.Seconds())
+				t.DriveWritesPerDay = t.DriveBytesPerDay / float64(drive.CapacityBytes)
 			}
 		}
 		out = append(out, t)

@@ -76,7 +76,11 @@ func ttftBreakdown(sc string, designs []pointResult) (string, string, *plot.Plot
 		names = append(names, r.sum.Design)
 	}
 	p, err := reports.StackedBars(title("Where the time to first token goes (mean per request)", sc), "mean TTFT (ms)", names, parts, values)
-	return "ttft_breakdown", "The mean time to first token per design, split into its stages: the CPU's request handling and claim-2 decision, the store's query and import, the wait for the accelerator, and the prefill.", p, err
+	var words []string
+	for i, name := range names {
+		words = append(words, fmt.Sprintf("%s %.0f ms of prefill and %.0f of query and import", name, values[4][i], values[1][i]+values[2][i]))
+	}
+	return "ttft_breakdown", "The mean time to first token per design, split into its stages: the CPU's request handling and claim-2 decision, the store's query and import, the wait for the accelerator, and the prefill; a request spends, on average, " + joinWords(words) + ".", p, err
 }
 
 // loadSeries is a metric of each design at every load.
@@ -454,7 +458,7 @@ func (st *study) plots(out string) ([]reports.Figure, error) {
 		func() error { return add(st.throughputCurve(sc)) },
 		func() error { return add(st.capacityCurve(sc)) },
 		func() error {
-			return panels("storage_levels", "The fpga design's store over time: the bytes it holds and the levels of the free-address FIFOs (claim 10): FIFO 1 holds regions idle longer than the preset time T, FIFO 2 regions freed within T.", 2.6, levels, levelsErr)
+			return panels("storage_levels", fmt.Sprintf("The fpga design's store over time: the bytes it holds (%.0f GB at the most) and the levels of the free-address FIFOs (claim 10): FIFO 1 holds regions idle longer than the preset time T, FIFO 2 regions freed within T.", peakStoredGB(fpgaRun)), 2.6, levels, levelsErr)
 		},
 		func() error { return add(st.endurancePlot(sc)) },
 		func() error {
@@ -466,6 +470,15 @@ func (st *study) plots(out string) ([]reports.Figure, error) {
 		}
 	}
 	return figures, nil
+}
+
+// peakStoredGB is the most the fpga run's store held.
+func peakStoredGB(fpgaRun pointResult) float64 {
+	peak := int64(0)
+	for _, l := range fpgaRun.levels {
+		peak = max(peak, l.inUse*fpgaRun.region)
+	}
+	return float64(peak) / 1e9
 }
 
 // endurancePlot is each storing design's drive writes per day, with full
