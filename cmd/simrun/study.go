@@ -67,6 +67,10 @@ func runStudy(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "simrun: %v\n", err)
 		return 2
 	}
+	if base.Mode == "functional" {
+		fmt.Fprintln(stderr, "simrun: mode: functional: the default study compares the designs' timing (its break-even map replays sessions without token ids); run functional mode with simrun run or simrun verify")
+		return 2
+	}
 	undo, err := prepareOutput(*out, *force)
 	if err != nil {
 		fmt.Fprintf(stderr, "simrun: %v\n", err)
@@ -78,6 +82,13 @@ func runStudy(args []string, stdout, stderr io.Writer) int {
 		undo()
 		fmt.Fprintf(stderr, "simrun: %v\n", err)
 		return 2
+	}
+	for _, pt := range plan.points { // every point loads before the first runs: bad input fails now
+		if _, err := scenario.Load(*cfg, pt.sets); err != nil {
+			undo()
+			fmt.Fprintf(stderr, "simrun: %s: %v\n", pt.label, err)
+			return 2
+		}
 	}
 	results := runPoints(*cfg, plan.points, *jobs, nil)
 	for i, r := range results {

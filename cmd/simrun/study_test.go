@@ -35,6 +35,22 @@ func TestStudyWritesTheReport(t *testing.T) {
 	assert.Contains(t, stdout, "break-even: the history from which")
 }
 
+func TestStudyRefusesFunctionalMode(t *testing.T) {
+	code, _, stderr := simrun("-o", filepath.Join(t.TempDir(), "study"), "--set", "mode=functional")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "mode: functional: the default study compares the designs' timing")
+}
+
+// A design the scenario cannot take fails the study before any run, named.
+func TestStudyChecksEveryPointFirst(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "study")
+	code, _, stderr := simrun("-o", out, "--set", "storage.tiers=[{name: ssd, device: kioxia-cm6, capacity: 2TB}]")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "simrun: cachedattention: ")
+	assert.Contains(t, stderr, "key store.prefetch: queue needs a tier above")
+	assert.NoDirExists(t, out, "nothing written")
+}
+
 func TestStudyRefusesAForeignFolder(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "thesis.tex"), []byte("mine"), 0o644))
