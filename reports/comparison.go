@@ -19,7 +19,15 @@ func ComparisonRow(s *Summary) []string {
 	return []string{s.Design, i(int64(s.RequestsCompleted)), f(s.TTFTms.Mean), f(s.TTFTms.P50), f(s.TTFTms.P90), f(s.TTFTms.P99),
 		f(s.TPOTms.P50), f(s.TPOTms.P99), f(s.E2Ems.P50), f(s.ThroughputTokensPerS), f(s.HitRatioTokens),
 		i(s.PrefillTokensComputed), i(s.PrefillTokensReused), i(s.Bytes["storage_write"]), i(s.Bytes["storage_read"]), f(s.SimTimeS),
-		f(s.ResumedTTFTms.P50), f(s.ResumedTTFTms.P99), f(s.KVWaitMs.P50), f(s.Load.DeliveredShare), strconv.FormatBool(s.Saturated)}
+		f(s.ResumedTTFTms.P50), f(s.ResumedTTFTms.P99), f(s.KVWaitMs.P50), deliveredShare(&s.Load), strconv.FormatBool(s.Saturated)}
+}
+
+// deliveredShare is the share as a number, or empty for a run not judged.
+func deliveredShare(l *Load) string {
+	if !l.Judged {
+		return ""
+	}
+	return strconv.FormatFloat(l.DeliveredShare, 'f', 6, 64)
 }
 
 // WriteComparisonCSV writes one row per summary, with the header.

@@ -19,6 +19,9 @@ import (
 // stretch the windows nor hide a queue. Their arrivals span the offered
 // window; every request arriving in it counts for the queue's growth.
 type Load struct {
+	// Judged is false for a run of fewer than MinJudgedSessions first
+	// turns, or whose first turns all arrived at once: no rate to judge.
+	Judged bool `json:"judged"`
 	// ArrivalWindowS is from the first arrival of those first turns to the
 	// last; FirstTokenWindowS from the first of their first tokens to the
 	// last (at least the arrival window).
@@ -34,14 +37,17 @@ type Load struct {
 	// (for the accelerator, or for the store a resumed turn waits on)
 	// shows here.
 	TTFTByQuarterMs [4]float64 `json:"ttft_by_quarter_ms"`
+	// ArrivalsByQuarter counts them; an empty quarter's mean is 0 and
+	// takes no part in the test of a growing queue.
+	ArrivalsByQuarter [4]int `json:"arrivals_by_quarter"`
 	// Why says what found the run saturated; empty when it kept up.
 	Why string `json:"why,omitempty"`
 }
 
 // The saturation tests: delivered under MinDeliveredShare of offered, or a
 // mean TTFT that rises from each quarter of the arrival window to the next
-// and ends at least GrowthFactor times and GrowthMinMs above the first
-// quarter's. Runs of fewer than MinJudgedSessions first turns are not
+// (over the quarters that had arrivals, at least three) and ends at least
+// GrowthFactor times and GrowthMinMs above the first one's. Runs of fewer than MinJudgedSessions first turns are not
 // judged.
 const (
 	MinDeliveredShare = 0.9
@@ -85,17 +91,17 @@ func NewLoad(served []Served) Load {
 	n := float64(len(firsts))
 	l.OfferedSessionsPerS, l.DeliveredSessionsPerS = n/l.ArrivalWindowS, n/l.FirstTokenWindowS
 	l.DeliveredShare = l.DeliveredSessionsPerS / l.OfferedSessionsPerS
-	var count [4]int
 	for _, x := range served {
 		if x.ArrivalMs >= from && x.ArrivalMs <= to {
 			q := min(3, int(4*(x.ArrivalMs-from)/(to-from)))
 			l.TTFTByQuarterMs[q] += x.TTFTms
-			count[q]++
+			l.ArrivalsByQuarter[q]++
 		}
 	}
 	for q := range l.TTFTByQuarterMs {
-		l.TTFTByQuarterMs[q] /= float64(max(1, count[q]))
+		l.TTFTByQuarterMs[q] /= float64(max(1, l.ArrivalsByQuarter[q]))
 	}
+	l.Judged = true
 	l.Why = l.saturation()
 	return l
 }
@@ -103,12 +109,27 @@ func NewLoad(served []Served) Load {
 // saturation names the test a run fails, or returns "".
 func (l *Load) saturation() string {
 	if l.DeliveredShare < MinDeliveredShare {
-		return fmt.Sprintf("delivered %.0f %% of the offered load (%.3g of %.3g sessions/s): the first tokens of first turns that arrived over %.0f s came over %.0f s",
+		return fmt.Sprintf("delivered %.1f %% of the offered load (%.3g of %.3g sessions/s): the first tokens of first turns that arrived over %.0f s came over %.0f s",
 			100*l.DeliveredShare, l.DeliveredSessionsPerS, l.OfferedSessionsPerS, l.ArrivalWindowS, l.FirstTokenWindowS)
 	}
-	q := l.TTFTByQuarterMs
-	if q[0] < q[1] && q[1] < q[2] && q[2] < q[3] && q[3] >= GrowthFactor*q[0] && q[3]-q[0] >= GrowthMinMs {
-		return fmt.Sprintf("the queue grew through the run: mean TTFT by quarter of the arrival window %.0f, %.0f, %.0f, %.0f ms", q[0], q[1], q[2], q[3])
+	var q []float64
+	for i, n := range l.ArrivalsByQuarter {
+		if n > 0 {
+			q = append(q, l.TTFTByQuarterMs[i])
+		}
+	}
+	if len(q) < 3 {
+		return ""
+	}
+	for i := 1; i < len(q); i++ {
+		if q[i] <= q[i-1] {
+			return ""
+		}
+	}
+	first, last := q[0], q[len(q)-1]
+	if last >= GrowthFactor*first && last-first >= GrowthMinMs {
+		t := l.TTFTByQuarterMs
+		return fmt.Sprintf("the queue grew through the run: mean TTFT by quarter of the arrival window %.0f, %.0f, %.0f, %.0f ms", t[0], t[1], t[2], t[3])
 	}
 	return ""
 }

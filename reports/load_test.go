@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // fifoQueue serves sessions of one turn each, arriving as a Poisson stream
@@ -71,14 +72,26 @@ func TestLoadCases(t *testing.T) {
 				s[i].TTFTms = float64(i) * 1000 // served at one every 2 s
 			}
 			return s
-		}(), 0.5, "delivered 50 %"},
+		}(), 0.5, "delivered 50.0 %"},
 		{"the queue grows, most of the rate kept", growing, 0.95, "the queue grew"},
 		{"later turns wait ever longer", later, 1, "the queue grew"},
 		{"later turns only", []Served{{ArrivalMs: 1}, {ArrivalMs: 2}}, 0, ""},
+		{"a quarter without arrivals takes no part", func() []Served {
+			s := steady(100, 1000, 0)
+			for i := range s {
+				if i >= 60 {
+					s[i].ArrivalMs += 60_000 // a lull: the third quarter of the window has no arrival
+				}
+				s[i].TTFTms = 100 + 40*float64(i)
+			}
+			require.Contains(t, NewLoad(s).ArrivalsByQuarter, 0)
+			return s
+		}(), 0.98, "the queue grew"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			l := NewLoad(c.served)
 			assert.InDelta(t, c.share, l.DeliveredShare, 0.02)
+			assert.Equal(t, c.share > 0, l.Judged)
 			if c.why == "" {
 				assert.Empty(t, l.Why)
 			} else {
@@ -99,5 +112,5 @@ func ExampleNewLoad() {
 	fmt.Printf("%.2f of %.2f sessions/s\n%s\n", l.DeliveredSessionsPerS, l.OfferedSessionsPerS, l.Why)
 	// Output:
 	// 0.51 of 1.01 sessions/s
-	// delivered 50 % of the offered load (0.506 of 1.01 sessions/s): the first tokens of first turns that arrived over 79 s came over 158 s
+	// delivered 50.0 % of the offered load (0.506 of 1.01 sessions/s): the first tokens of first turns that arrived over 79 s came over 158 s
 }

@@ -330,6 +330,17 @@ func (l *Loaded) YAML() []byte {
 	return out
 }
 
+// KVRoom is what the study's break-even map needs of the scenario's model
+// on its accelerator: the KV bytes of a token, and the tokens that all of
+// the device memory the weights leave holds (accelerator.kv_capacity: auto).
+func (l *Loaded) KVRoom() (bytesPerToken, tokens int64) {
+	rs := l.resolved
+	if rs == nil || rs.node == nil || rs.host.KVBytesPerToken <= 0 {
+		return 0, 0
+	}
+	return rs.host.KVBytesPerToken, rs.node.KVCapacityBytes() / rs.host.KVBytesPerToken
+}
+
 // Describe says in a line what the scenario runs: the workload, the model
 // on its accelerators, the nodes and the store.
 func (l *Loaded) Describe() string {

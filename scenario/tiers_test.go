@@ -54,9 +54,10 @@ func TestEveryDesignTakesATierList(t *testing.T) {
 			ssd := s.Tiers[0]
 			assert.Equal(t, 1, ssd.Drives)
 			assert.Equal(t, 1.0, ssd.RatedDWPD, "the CM6's rating")
+			require.Positive(t, ssd.BytesWritten)
 			perDay := float64(ssd.BytesWritten) * 86400 / s.SimTimeS
 			assert.InDelta(t, perDay, ssd.DriveBytesPerDay, 1e-9*perDay)
-			assert.InDelta(t, perDay/3.84e12, ssd.DriveWritesPerDay, 1e-9*perDay)
+			assert.InDelta(t, perDay/3.84e12, ssd.DriveWritesPerDay, 1e-9*perDay/3.84e12)
 		})
 	}
 }

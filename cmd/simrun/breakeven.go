@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -24,30 +25,43 @@ import (
 // latency, not a formula: the store's lookup, import (or layer-wise load)
 // and the prefill of what is left, against recomputing the whole history.
 
-// breakEvenHistories are the histories of the map, in tokens.
-var breakEvenHistories = []int64{64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072}
-
-// A break-even session: a first turn that leaves a history of the length
-// (its prompt and its output), then, half a gap later, a resumed turn of
-// breakEvenNewTokens; sessions breakEvenGapS apart.
+// A break-even session: a first turn that leaves a history (its prompt
+// and its output), then, half a gap later, a resumed turn of
+// breakEvenNewTokens; sessions breakEvenGapS apart. Histories double from
+// breakEvenShortest to breakEvenLongest, as far as the accelerator's
+// memory holds the resumed turn.
 const (
 	breakEvenNewTokens    = 64
 	breakEvenOutputTokens = 16
 	breakEvenGapS         = 600
+	breakEvenShortest     = 64
+	breakEvenLongest      = 131072
 	breakEvenFile         = "breakeven-sessions.jsonl"
-	// breakEvenWindow is the context window the map's runs allow, past its
-	// longest history (the model's own window may be shorter).
-	breakEvenWindow = 262144
-	// breakEvenAsyncBuffer holds an object of the longest window (an
-	// asynchronous save's buffer must).
-	breakEvenAsyncBuffer = "128GiB"
+	// breakEvenTie: a design wins a history when its TTFT is below
+	// recompute's by more than this share (a design that recomputes too,
+	// as lmcache below one chunk, ties).
+	breakEvenTie = 0.01
 )
+
+// breakEvenHistories are the map's histories for a scenario: those whose
+// resumed turn fits all of the accelerator's memory.
+func breakEvenHistories(base *scenario.Loaded) ([]int64, error) {
+	_, room := base.KVRoom()
+	var out []int64
+	for h := int64(breakEvenShortest); h <= breakEvenLongest && h+breakEvenNewTokens+breakEvenOutputTokens <= room; h *= 2 {
+		out = append(out, h)
+	}
+	if len(out) < 2 {
+		return nil, fmt.Errorf("the break-even map: the accelerator's memory holds %d tokens of %s's KV, too few for histories from %d tokens", room, base.Model, breakEvenShortest)
+	}
+	return out, nil
+}
 
 // writeBreakEvenTrace writes the map's sessions (our sessions format) into
 // the study's folder and returns its path.
-func writeBreakEvenTrace(out string) (string, error) {
+func writeBreakEvenTrace(out string, histories []int64) (string, error) {
 	var b bytes.Buffer
-	for i, h := range breakEvenHistories {
+	for i, h := range histories {
 		at := float64(i) * breakEvenGapS
 		fmt.Fprintf(&b, `{"session":"h%d","turn":0,"arrival_s":%g,"new_tokens":%d,"output_tokens":%d}`+"\n", h, at, h-breakEvenOutputTokens, breakEvenOutputTokens)
 		fmt.Fprintf(&b, `{"session":"h%d","turn":1,"arrival_s":%g,"new_tokens":%d,"output_tokens":%d}`+"\n", h, at+breakEvenGapS/2, breakEvenNewTokens, breakEvenOutputTokens)
@@ -58,13 +72,15 @@ func writeBreakEvenTrace(out string) (string, error) {
 
 // breakEvenSets are a design's overrides for the map: the sessions, every
 // turn's KV dropped from the accelerator after it (so that the resumed
-// turn needs the store or a recomputation), and room on the accelerator,
-// in the context window and in an asynchronous save's buffer for the
-// longest history.
-func breakEvenSets(trace, design string) []string {
+// turn needs the store or a recomputation), all of the device memory for
+// KV, and a context window and an asynchronous save's buffer that take the
+// longest resumed turn (the model's own window may be shorter).
+func breakEvenSets(base *scenario.Loaded, trace, design string, histories []int64) []string {
+	window := histories[len(histories)-1] + breakEvenNewTokens + breakEvenOutputTokens
+	perToken, _ := base.KVRoom()
 	return []string{"system.design=" + design, "workload.kind=sessions", "workload.path=" + trace, "workload.time_scale=1",
 		"workload.limit=0", "workload.max_concurrency=0", "accelerator.retain=off", "accelerator.kv_capacity=auto",
-		"accelerator.max_model_len=" + strconv.Itoa(breakEvenWindow), "store.async_buffer=" + breakEvenAsyncBuffer}
+		"accelerator.max_model_len=" + strconv.FormatInt(window, 10), "store.async_buffer=" + strconv.FormatInt(window*perToken, 10) + "B"}
 }
 
 // breakEvenPath is a path the stored KV is read over: its name and the
@@ -95,20 +111,31 @@ func breakEvenPaths(base *scenario.Loaded) []breakEvenPath {
 	drives := func(k int) string {
 		return map[bool]string{true: "1 drive", false: fmt.Sprintf("%d drives", k)}[k == 1]
 	}
-	paths := []breakEvenPath{{name: drives(n) + scenarioMark}}
-	if len(base.Storage.Tiers) > 0 {
-		paths[0].name = "its tiers" + scenarioMark
-	} else {
-		if n != 1 {
-			paths = append([]breakEvenPath{{name: drives(1), sets: []string{"storage.drives=1"}}}, paths...)
-		}
-		if n < 4 {
-			paths = append(paths, breakEvenPath{name: drives(4), sets: []string{"storage.drives=4"}})
-		}
-		paths = append(paths, breakEvenPath{name: drives(n) + ", Gen5 card", sets: []string{"fpga.pcie=gen5x16", "fpga.p2p_gbps=50"}})
+	var paths []breakEvenPath
+	if n != 1 {
+		paths = append(paths, breakEvenPath{name: drives(1), sets: []string{"storage.drives=1"}})
+	}
+	paths = append(paths, breakEvenPath{name: drives(n) + scenarioMark})
+	if n < 4 {
+		paths = append(paths, breakEvenPath{name: drives(4), sets: []string{"storage.drives=4"}})
+	}
+	paths = append(paths, breakEvenPath{name: drives(n) + ", Gen5 card", sets: []string{"fpga.pcie=gen5x16", "fpga.p2p_gbps=50"}})
+	if !storageIsTheDefaults(base) { // storage.tiers may not stand beside storage keys the scenario sets
+		return paths
 	}
 	dram := "{name: dram, device: " + base.CPU.HostMemory + ", capacity: 512GB}"
 	return append(paths, breakEvenPath{name: "host DRAM", sets: []string{"storage.tiers=[" + dram + "]"}, dram: true})
+}
+
+// storageIsTheDefaults reports whether the scenario's storage keys all come
+// from the embedded default.
+func storageIsTheDefaults(base *scenario.Loaded) bool {
+	for _, key := range []string{"storage.device", "storage.capacity", "storage.drives"} {
+		if !strings.HasPrefix(base.Where(key), "(default)") {
+			return false
+		}
+	}
+	return true
 }
 
 // scenarioMark marks the scenario's own read path.
@@ -116,21 +143,25 @@ const scenarioMark = " (scenario)"
 
 // breakEvenPathsNote says what the paths are, for captions.
 func breakEvenPathsNote(base *scenario.Loaded) string {
-	return fmt.Sprintf("drives are %s, striped; the Gen5 card is the FPGA on PCIe Gen5 x16 with a 50 GB/s peer link (only the fpga design changes); host DRAM (%s) is the only tier, or, for a design with a DRAM tier of its own, that tier",
-		base.Storage.Device, base.CPU.HostMemory)
+	note := fmt.Sprintf("drives are %s, striped; the Gen5 card is the FPGA on PCIe Gen5 x16 with a 50 GB/s peer link (only the fpga design changes)", base.Storage.Device)
+	if storageIsTheDefaults(base) {
+		return note + fmt.Sprintf("; host DRAM (%s) is the only tier, or, for a design with a DRAM tier of its own, that tier", base.CPU.HostMemory)
+	}
+	return note + "; no DRAM path: the scenario sets its own storage"
 }
 
 // breakEvenMap is the map's figures: ttft[path][design][history], the
 // resumed turn's TTFT in ms.
 type breakEvenMap struct {
-	paths []string
-	ttft  [][][]float64
-	note  string // what the paths are
+	histories []int64
+	paths     []string
+	ttft      [][][]float64
+	note      string // what the paths are
 }
 
 // newBreakEvenMap reads the resumed turns' TTFT from the map's runs.
 func newBreakEvenMap(base *scenario.Loaded, plan studyPlan, results []pointResult) (breakEvenMap, error) {
-	m := breakEvenMap{note: breakEvenPathsNote(base)}
+	m := breakEvenMap{histories: plan.histories, note: breakEvenPathsNote(base)}
 	for p, path := range breakEvenPaths(base) {
 		m.paths = append(m.paths, path.name)
 		var row [][]float64
@@ -141,10 +172,10 @@ func newBreakEvenMap(base *scenario.Loaded, plan studyPlan, results []pointResul
 					resumed = append(resumed, r)
 				}
 			}
-			if len(resumed) != len(breakEvenHistories) {
-				return m, fmt.Errorf("break-even map, %s on %s: %d resumed turns, want %d", studyDesigns[d], path.name, len(resumed), len(breakEvenHistories))
+			if len(resumed) != len(m.histories) {
+				return m, fmt.Errorf("break-even map, %s on %s: %d resumed turns, want %d", studyDesigns[d], path.name, len(resumed), len(m.histories))
 			}
-			slices.SortFunc(resumed, func(a, b reports.RequestRow) int { return int(a.ArrivalMs - b.ArrivalMs) })
+			slices.SortFunc(resumed, func(a, b reports.RequestRow) int { return cmp.Compare(a.ArrivalMs, b.ArrivalMs) })
 			var ttft []float64
 			for _, r := range resumed {
 				ttft = append(ttft, r.TTFTms)
@@ -156,35 +187,29 @@ func newBreakEvenMap(base *scenario.Loaded, plan studyPlan, results []pointResul
 	return m, nil
 }
 
-// crossover is the history, in tokens, from which a design's resumed turn
-// is faster than recomputing (design 0) on a path: interpolated on the
-// log of the history between the two lengths where it changes sides; the
-// shortest history when it is faster on every one, +Inf when on none.
-func (m breakEvenMap) crossover(path, design int) float64 {
-	base, own := m.ttft[path][0], m.ttft[path][design]
-	for k := range breakEvenHistories {
-		if own[k] >= base[k] {
-			continue
+// crossover is the index of the shortest history at which a design's
+// resumed turn beats recomputing it (design 0) on a path by more than
+// breakEvenTie, or -1 if it does at none. The crossing lies between that
+// history and the one before: the map measures, it does not interpolate
+// (a design that recomputes below its chunk size, as lmcache, steps).
+func (m breakEvenMap) crossover(path, design int) int {
+	for k := range m.histories {
+		if m.ttft[path][design][k] < (1-breakEvenTie)*m.ttft[path][0][k] {
+			return k
 		}
-		if k == 0 {
-			return float64(breakEvenHistories[0])
-		}
-		before, after := own[k-1]-base[k-1], own[k]-base[k]
-		lo, hi := math.Log(float64(breakEvenHistories[k-1])), math.Log(float64(breakEvenHistories[k]))
-		return math.Exp(lo + (hi-lo)*before/(before-after))
 	}
-	return math.Inf(1)
+	return -1
 }
 
 // crossoverText says a crossover in words.
-func crossoverText(tokens float64) string {
+func (m breakEvenMap) crossoverText(k int) string {
 	switch {
-	case math.IsInf(tokens, 1):
-		return fmt.Sprintf("never (up to %d tokens)", breakEvenHistories[len(breakEvenHistories)-1])
-	case tokens <= float64(breakEvenHistories[0]):
-		return fmt.Sprintf("always (from %d tokens)", breakEvenHistories[0])
+	case k < 0:
+		return fmt.Sprintf("never (up to %d tokens)", m.histories[len(m.histories)-1])
+	case k == 0:
+		return fmt.Sprintf("always (from %d tokens)", m.histories[0])
 	}
-	return fmt.Sprintf("from %.0f tokens", tokens)
+	return fmt.Sprintf("from %d tokens", m.histories[k])
 }
 
 // crossoverTable is the crossovers, a row per path and a column per
@@ -194,7 +219,7 @@ func (m breakEvenMap) crossoverTable() [][]string {
 	for p, name := range m.paths {
 		row := []string{name}
 		for d := 1; d < len(studyDesigns); d++ {
-			row = append(row, crossoverText(m.crossover(p, d)))
+			row = append(row, m.crossoverText(m.crossover(p, d)))
 		}
 		rows = append(rows, row)
 	}
@@ -211,13 +236,13 @@ func (m breakEvenMap) scenarioPath() int {
 	return 0
 }
 
-// historyPlot is the map against the history on the scenario's path, each
-// design's crossover with recompute marked.
+// historyPlot is the map against the history on the scenario's path, the
+// history at which each design first beats recomputing ringed.
 func (m breakEvenMap) historyPlot(sc string) (string, string, *plot.Plot, error) {
 	p0 := m.scenarioPath()
 	var series []reports.Series
-	xs := make([]float64, len(breakEvenHistories))
-	for k, h := range breakEvenHistories {
+	xs := make([]float64, len(m.histories))
+	for k, h := range m.histories {
 		xs[k] = float64(h)
 	}
 	for d, name := range studyDesigns {
@@ -233,44 +258,46 @@ func (m breakEvenMap) historyPlot(sc string) (string, string, *plot.Plot, error)
 	var mx, my []float64
 	var words []string
 	for d := 1; d < len(studyDesigns); d++ {
-		x := m.crossover(p0, d)
-		words = append(words, studyDesigns[d]+" "+crossoverText(x))
-		if !math.IsInf(x, 1) && x > float64(breakEvenHistories[0]) {
-			mx, my = append(mx, x), append(my, interpolateLog(xs, m.ttft[p0][0], x))
+		k := m.crossover(p0, d)
+		words = append(words, studyDesigns[d]+" "+m.crossoverText(k))
+		if k > 0 {
+			mx, my = append(mx, xs[k]), append(my, m.ttft[p0][d][k])
 		}
 	}
 	if len(mx) > 0 {
-		if err := reports.Mark(p, "beats recompute from here", mx, my); err != nil {
+		if err := reports.Mark(p, "first history that beats recompute", mx, my); err != nil {
 			return "", "", nil, err
 		}
 	}
-	caption := fmt.Sprintf("The TTFT of one resumed turn whose KV is no longer on the accelerator, against the history it resumes, on %s, one turn at a time on an idle node (short simulations, %s). A storing design beats recomputing: %s.",
+	caption := fmt.Sprintf("The TTFT of one resumed turn whose KV is no longer on the accelerator, against the history it resumes, on %s, one turn at a time on an idle node (short simulations, %s). A storing design beats recomputing by more than 1 %%: %s.",
 		m.paths[p0], breakEvenFile, joinWords(words))
 	return "break_even_history", caption, p, nil
 }
 
-// pathPlot is the map at the model's context window against the read
-// path, the paths in order of their bandwidth.
+// pathPlot is the map at a history (the nearest the map has) against the
+// read path, the paths in order of their bandwidth.
 func (m breakEvenMap) pathPlot(sc string, history int64) (string, string, *plot.Plot, error) {
-	k := slices.Index(breakEvenHistories, history)
-	if k < 0 {
-		k = len(breakEvenHistories) / 2
+	k := len(m.histories) - 1
+	for k > 0 && m.histories[k] > history {
+		k--
 	}
 	var series []reports.Series
+	top := 0.0
 	for d, name := range studyDesigns {
 		s := reports.Series{Name: name}
 		for p := range m.paths {
 			s.X, s.Y = append(s.X, float64(p)), append(s.Y, m.ttft[p][d][k])
+			top = max(top, m.ttft[p][d][k])
 		}
 		series = append(series, s)
 	}
-	p, err := reports.LinePlot(title(fmt.Sprintf("TTFT of a resumed turn of %d tokens, by read path", breakEvenHistories[k]), sc),
+	p, err := reports.LinePlot(title(fmt.Sprintf("TTFT of a resumed turn of %d tokens, by read path", m.histories[k]), sc),
 		"where the stored KV is read from", "TTFT of the resumed turn (ms)", series)
 	if err != nil {
 		return "", "", nil, err
 	}
 	p.NominalX(m.paths...)
-	p.Y.Min, p.Y.Max = 0, 1.5*m.ttft[0][0][k] // room for the legend above recompute's line
+	p.Y.Min, p.Y.Max = 0, max(1.5*m.ttft[0][0][k], 1.1*top) // room for the legend above recompute's line
 	best, bestPath := math.Inf(1), ""
 	for p := range m.paths {
 		for d := 1; d < len(studyDesigns); d++ {
@@ -280,20 +307,8 @@ func (m breakEvenMap) pathPlot(sc string, history int64) (string, string, *plot.
 		}
 	}
 	caption := fmt.Sprintf("The same resumed turn at a history of %d tokens, on each read path (%s): recompute takes %.0f ms on every path; the fastest storing design is %s, at %.0f ms. The crossover history of every design on every path is in the table above.",
-		breakEvenHistories[k], m.note, m.ttft[0][0][k], bestPath, best)
+		m.histories[k], m.note, m.ttft[0][0][k], bestPath, best)
 	return "break_even_path", caption, p, nil
-}
-
-// interpolateLog is y at x on the log-log line through the points (xs
-// ascending).
-func interpolateLog(xs, ys []float64, x float64) float64 {
-	for k := 1; k < len(xs); k++ {
-		if x <= xs[k] {
-			t := (math.Log(x) - math.Log(xs[k-1])) / (math.Log(xs[k]) - math.Log(xs[k-1]))
-			return math.Exp(math.Log(ys[k-1]) + t*(math.Log(ys[k])-math.Log(ys[k-1])))
-		}
-	}
-	return ys[len(ys)-1]
 }
 
 // joinWords joins with commas and a final "and".

@@ -68,8 +68,6 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// sweepPlot is one metric against the first key: numeric when every value
-// of the key reads as a number or a size, else one tick per value.
 // sweepWarnings names the points whose runs were saturated (none in a
 // sweep written before the column existed).
 func sweepWarnings(keys []string, rows [][]string) []string {
@@ -87,6 +85,8 @@ func sweepWarnings(keys []string, rows [][]string) []string {
 	return out
 }
 
+// sweepPlot is one metric against the first key: numeric when every value
+// of the key reads as a number or a size, else one tick per value.
 func sweepPlot(keys []string, scenarioLine string, rows [][]string, column, label string) (*plot.Plot, error) {
 	col := slices.Index(rows[0], column)
 	if col < 0 {

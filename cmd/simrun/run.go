@@ -127,7 +127,6 @@ func writeRun(dir string, l *scenario.Loaded, sum *reports.Summary, rows []repor
 	return nil
 }
 
-// printSummary prints the headline figures of a run.
 // warnSaturated says on w when a run could not keep up with its load: its
 // latencies then measure a queue that grows with the run's length.
 func warnSaturated(w io.Writer, who string, s *reports.Summary) {
@@ -136,6 +135,7 @@ func warnSaturated(w io.Writer, who string, s *reports.Summary) {
 	}
 }
 
+// printSummary prints the headline figures of a run.
 func printSummary(w io.Writer, s *reports.Summary) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "design\t%s\n", s.Design)
@@ -146,8 +146,12 @@ func printSummary(w io.Writer, s *reports.Summary) {
 	fmt.Fprintf(tw, "prefill tokens\t%d computed, %d reused from the store, %d resident (hit ratio %.3f)\n",
 		s.PrefillTokensComputed, s.PrefillTokensReused, s.PrefillTokensResident, s.HitRatioTokens)
 	fmt.Fprintf(tw, "throughput\t%.0f output tokens/s over %.0f s simulated\n", s.ThroughputTokensPerS, s.SimTimeS)
-	fmt.Fprintf(tw, "load\t%.3g sessions/s offered, %.3g delivered (%.0f %%)%s\n", s.Load.OfferedSessionsPerS,
-		s.Load.DeliveredSessionsPerS, 100*s.Load.DeliveredShare, map[bool]string{true: ": SATURATED"}[s.Saturated])
+	if s.Load.Judged {
+		fmt.Fprintf(tw, "load\t%.3g sessions/s offered, %.3g delivered (%.1f %%)%s\n", s.Load.OfferedSessionsPerS,
+			s.Load.DeliveredSessionsPerS, 100*s.Load.DeliveredShare, map[bool]string{true: ": SATURATED"}[s.Saturated])
+	} else {
+		fmt.Fprintf(tw, "load\tnot judged (fewer than %d sessions, or all at once)\n", reports.MinJudgedSessions)
+	}
 	fmt.Fprintf(tw, "evictions\tdevice %d, store %d\n", s.Evictions["device"], s.Evictions["store"])
 	fmt.Fprintf(tw, "wall time\t%.2f s, %d events\n", s.WallTimeS, s.Events)
 	tw.Flush()

@@ -37,8 +37,10 @@ type studyPlan struct {
 	// studyCapacities; delta each design's with delta exports.
 	designs, capacities, delta []int
 	loads                      [][]int
-	// breakEven are the break-even map's runs: [path][design].
+	// breakEven are the break-even map's runs, [path][design], over its
+	// histories.
 	breakEven [][]int
+	histories []int64
 }
 
 // runStudy is plain simrun: the scenario (the embedded default unless -c)
@@ -65,6 +67,10 @@ func runStudy(args []string, stdout, stderr io.Writer) int {
 	base, err := scenario.Load(*cfg, sets)
 	if err != nil {
 		fmt.Fprintf(stderr, "simrun: %v\n", err)
+		return 2
+	}
+	if len(base.Storage.Tiers) > 0 {
+		fmt.Fprintln(stderr, "simrun: storage.tiers: the default study varies the store's size and its drives (storage.capacity, storage.drives) and gives each design its own tiers; give storage.device and storage.capacity (a sweep takes any tiers)")
 		return 2
 	}
 	if base.Mode == "functional" {
@@ -95,7 +101,7 @@ func runStudy(args []string, stdout, stderr io.Writer) int {
 		if r.err == nil {
 			continue
 		}
-		fmt.Fprintf(stderr, "simrun: point %v: %v\n", plan.points[i].sets, r.err)
+		fmt.Fprintf(stderr, "simrun: %s: %v\n", plan.points[i].label, r.err)
 		undo()
 		if r.badSpec {
 			return 2 // bad input
@@ -129,8 +135,7 @@ func runStudy(args []string, stdout, stderr io.Writer) int {
 // layout keeps V column by column, so that appending to an object writes
 // one run of a few bytes per column (81,920 for Llama-3-70B), a cost the
 // study does not need to simulate to count the bytes, which are the same.
-func planStudy(base *scenario.Loaded, sets []string, out string) (studyPlan, error) {
-	var p studyPlan
+func planStudy(base *scenario.Loaded, sets []string, out string) (p studyPlan, err error) {
 	add := func(label string, pt point) int {
 		pt.label = label
 		p.points = append(p.points, pt)
@@ -157,14 +162,18 @@ func planStudy(base *scenario.Loaded, sets []string, out string) (studyPlan, err
 	for _, d := range studyDesigns[1:] {
 		p.delta = append(p.delta, add(d+" with delta exports", point{sets: with("system.design="+d, "fpga.export_mode=delta", "fpga.layout=layer-major")}))
 	}
-	trace, err := writeBreakEvenTrace(out)
+	if p.histories, err = breakEvenHistories(base); err != nil {
+		return p, err
+	}
+	trace, err := writeBreakEvenTrace(out, p.histories)
 	if err != nil {
 		return p, err
 	}
 	for _, path := range breakEvenPaths(base) {
 		var row []int
 		for _, d := range studyDesigns {
-			row = append(row, add(fmt.Sprintf("break-even: %s on %s", d, path.name), point{sets: with(append(breakEvenSets(trace, d), path.setsFor(d)...)...)}))
+			sets := append(breakEvenSets(base, trace, d, p.histories), path.setsFor(d)...)
+			row = append(row, add(fmt.Sprintf("break-even: %s on %s", d, path.name), point{sets: with(sets...)}))
 		}
 		p.breakEven = append(p.breakEven, row)
 	}

@@ -44,11 +44,39 @@ func TestStudyRefusesFunctionalMode(t *testing.T) {
 // A design the scenario cannot take fails the study before any run, named.
 func TestStudyChecksEveryPointFirst(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "study")
-	code, _, stderr := simrun("-o", out, "--set", "storage.tiers=[{name: ssd, device: kioxia-cm6, capacity: 2TB}]")
+	code, _, stderr := simrun("-o", out, "--set", "store.async_buffer=1GiB")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "simrun: cachedattention: ")
-	assert.Contains(t, stderr, "key store.prefetch: queue needs a tier above")
+	assert.Contains(t, stderr, "key store.async_buffer")
 	assert.NoDirExists(t, out, "nothing written")
+}
+
+func TestStudyRefusesATierList(t *testing.T) {
+	code, _, stderr := simrun("-o", filepath.Join(t.TempDir(), "study"), "--set", "storage.tiers=[{name: ssd, device: kioxia-cm6, capacity: 2TB}]")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "simrun: storage.tiers: the default study varies the store's size and its drives")
+}
+
+// The study takes the default scenario as a file (its storage keys then
+// come from the file: the break-even map leaves out the DRAM path, which
+// would put storage.tiers beside them) and a model whose KV is 8 times
+// Llama-3-70B's (the map keeps the histories its memory holds).
+func TestStudyTakesOtherScenarios(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		args []string
+		path string
+	}{
+		{"the default as a file", []string{"-c", "../../scenario/default.yaml", "--set", "workload.sessions=20"}, "2 drives, Gen5 card"},
+		{"an MHA model", []string{"--set", "model=llama-65b", "--set", "workload.sessions=20", "--set", "store.async_buffer=1TB"}, "host DRAM"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "study")
+			code, stdout, stderr := simrun(append([]string{"-o", out}, c.args...)...)
+			require.Equal(t, 0, code, stderr)
+			assert.Contains(t, stdout, c.path)
+		})
+	}
 }
 
 func TestStudyRefusesAForeignFolder(t *testing.T) {

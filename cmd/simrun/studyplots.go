@@ -118,8 +118,8 @@ func (st *study) throughputCurve(sc string) (string, string, *plot.Plot, error) 
 		err = st.markSaturation(p, metric)
 	}
 	var parts []string
-	for d, at := range st.saturatedAt {
-		parts = append(parts, studyDesigns[d]+" "+saturationText(at))
+	for d := range st.saturatedAt {
+		parts = append(parts, studyDesigns[d]+" "+st.saturationText(d))
 	}
 	return "throughput_vs_load", fmt.Sprintf("Output throughput against the offered load, per design, rings where a design is first saturated (it cannot keep up: delivered under 90 %% of offered, or a queue that grows through the run); saturated from: %s.", joinWords(parts)), p, err
 }
@@ -462,7 +462,7 @@ func (st *study) plots(out string) ([]reports.Figure, error) {
 		func() error { return add(st.breakEven.historyPlot(sc)) },
 		func() error {
 			figures = append(figures, reports.Figure{File: "break_even_crossovers", Table: st.breakEven.crossoverTable(),
-				Caption: "The history, in tokens, from which each storing design's resumed turn beats recomputing it, on each read path (the crossovers of the map's short simulations, interpolated on the log of the history; " + st.breakEven.note + ")."})
+				Caption: "The shortest history of the map at which each storing design's resumed turn beats recomputing it by more than 1 %, on each read path (the crossing lies between it and the history before; " + st.breakEven.note + ")."})
 			return nil
 		},
 		func() error { return add(st.breakEven.pathPlot(sc, 8192)) },

@@ -83,8 +83,15 @@ func driveWrites(s *reports.Summary) (perDay, rated float64, ok bool) {
 	return perDay, rated, ok
 }
 
-// saturationText says where a design saturates on the load curve.
-func saturationText(at float64) string {
+// saturationText says where a design saturates on the load curve: at the
+// first load its run was saturated, or not up to the last; a design whose
+// run at the scenario's load was not judged (too few sessions) is not
+// judged.
+func (st *study) saturationText(d int) string {
+	at := st.saturatedAt[d]
+	if !st.designs[d].sum.Load.Judged {
+		return "not judged"
+	}
 	if at == 0 {
 		return fmt.Sprintf("not up to %gx", studyLoads[len(studyLoads)-1])
 	}
@@ -105,7 +112,7 @@ func (st *study) headline() [][]string {
 		rows = append(rows, []string{s.Design, strconv.Itoa(s.RequestsCompleted), fmt.Sprintf("%.1f", s.ResumedTTFTms.P50),
 			fmt.Sprintf("%.1f", s.ResumedTTFTms.P99), fmt.Sprintf("%.1f", s.TTFTms.P50), fmt.Sprintf("%.1f", s.TTFTms.P99),
 			fmt.Sprintf("%.2f", s.TPOTms.P50), fmt.Sprintf("%.3f", s.HitRatioTokens), fmt.Sprintf("%.0f", s.ThroughputTokensPerS),
-			dwpd, saturationText(st.saturatedAt[d])})
+			dwpd, st.saturationText(d)})
 	}
 	return rows
 }
@@ -125,8 +132,8 @@ func (st *study) lead() string {
 	var b strings.Builder
 	bestP50 := st.designs[best].sum.ResumedTTFTms.P50
 	switch {
-	case st.designs[0].sum.ResumedTTFTms == (reports.Percentiles{}):
-		b.WriteString("At this load no resumed turn had lost its KV from the accelerator: the store is never read, and every design serves from device memory.")
+	case recompute == 0 || bestP50 == 0:
+		b.WriteString("At this load no resumed turn lost its KV from the accelerator, so their TTFT does not tell the designs apart; the table's TTFT and hit ratio do.")
 	case bestP50 < recompute:
 		fmt.Fprintf(&b, "At this load, %s serves a resumed turn whose KV left the accelerator fastest: TTFT p50 %.0f ms against %.0f ms for recomputing it, %.1fx faster.",
 			studyDesigns[best], bestP50, recompute, recompute/bestP50)
@@ -135,8 +142,7 @@ func (st *study) lead() string {
 			recompute, studyDesigns[best], bestP50)
 	}
 	for d, name := range studyDesigns {
-		if name == "fpga" && d != best && recompute > 0 {
-			p50 := st.designs[d].sum.ResumedTTFTms.P50
+		if p50 := st.designs[d].sum.ResumedTTFTms.P50; name == "fpga" && d != best && recompute > 0 && p50 > 0 {
 			fmt.Fprintf(&b, " The patent's card (fpga) takes %.0f ms, %.1fx %s than recomputing.", p50, ratio(recompute, p50), fasterOrSlower(p50, recompute))
 		}
 	}
@@ -154,7 +160,7 @@ func (st *study) lead() string {
 	for d, name := range studyDesigns {
 		if name == "fpga" {
 			if perDay, rated, ok := driveWrites(&st.designs[d].sum); ok {
-				fmt.Fprintf(&b, " Its write-through exports write %.1f drive writes per day to each drive, against a rating of %g.", perDay, rated)
+				fmt.Fprintf(&b, " The fpga design's write-through exports write %.1f drive writes per day to each drive, against a rating of %g.", perDay, rated)
 			}
 		}
 	}
@@ -193,7 +199,7 @@ func (st *study) print(w io.Writer) {
 	for d, r := range st.designs {
 		s := r.sum
 		fmt.Fprintf(tw, "%s\tresumed-turn TTFT p50 %.1f ms\tp99 %.1f ms\thit ratio %.3f\tsaturates at %s\n", s.Design,
-			s.ResumedTTFTms.P50, s.ResumedTTFTms.P99, s.HitRatioTokens, saturationText(st.saturatedAt[d]))
+			s.ResumedTTFTms.P50, s.ResumedTTFTms.P99, s.HitRatioTokens, st.saturationText(d))
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "break-even: the history from which each design's resumed turn beats recomputing it")
