@@ -50,8 +50,13 @@ type Dist interface {
 }
 
 // TimeOf converts a draw in picoseconds to Time, rounding to the nearest
-// picosecond and clamping at MaxTime.
+// picosecond and clamping at MaxTime. NaN is a programming error (0/0 in a
+// model: a part with no work priced at no efficiency) and panics: as a
+// Time it would wrap to the most negative one and vanish from a sum.
 func TimeOf(ps float64) Time {
+	if ps != ps {
+		panic("sim: TimeOf(NaN): a time from undefined arithmetic")
+	}
 	if ps >= float64(MaxTime) {
 		return MaxTime
 	}

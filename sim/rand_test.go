@@ -108,3 +108,13 @@ func TestDistributionConstructorsReject(t *testing.T) {
 }
 
 func second[T any](_ T, err error) error { return err }
+
+func TestTimeOfRoundsClampsAndRefusesNaN(t *testing.T) {
+	for _, c := range []struct {
+		ps   float64
+		want Time
+	}{{0, 0}, {1.4, 1}, {1.5, 2}, {-2.6, -3}, {1e30, MaxTime}, {math.Inf(1), MaxTime}} {
+		assert.Equal(t, c.want, TimeOf(c.ps), "%v ps", c.ps)
+	}
+	assert.PanicsWithValue(t, "sim: TimeOf(NaN): a time from undefined arithmetic", func() { TimeOf(math.NaN()) })
+}
