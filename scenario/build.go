@@ -46,8 +46,8 @@ type builtNode struct {
 // PCIe switch hop).
 const p2pLatency = 1 * sim.Microsecond
 
-// buildWorkload generates the synthetic sessions or reads the trace; a
-// block-keyed trace fixes the block size.
+// buildWorkload generates the synthetic sessions or reads the trace (a
+// block-keyed format's block size was checked when the scenario loaded).
 func (r *Run) buildWorkload(streams sim.Streams) (*workloads.Workload, error) {
 	lw := r.l.Workload
 	if r.l.workload != nil {
@@ -63,9 +63,6 @@ func (r *Run) buildWorkload(streams sim.Streams) (*workloads.Workload, error) {
 	t, err := workloads.ReadTrace(lw.Kind, lw.Path, lw.SkipBadLines)
 	if err != nil {
 		return nil, fmt.Errorf("workload.path: %w", err)
-	}
-	if bs := r.l.resolved.host.BlockTokens; t.BlockTokens > 0 && r.l.resolved.host.Scheme == kvstore.SchemeBlock && bs != t.BlockTokens {
-		return nil, fmt.Errorf("fpga.block_tokens = %d: the %s trace's block keys are %d-token blocks", bs, lw.Kind, t.BlockTokens)
 	}
 	r.skippedLines = t.SkippedLines
 	t.Limit(lw.Limit)

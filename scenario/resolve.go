@@ -513,6 +513,9 @@ func (r *resolver) resolveWorkload(sc *Scenario, out *resolved) {
 	if !r.unset("workload.closed_order") && w.MaxConcurrency == 0 && out.host.ClosedOrder != hostcpu.OrderTrace {
 		r.fail(r.culprit("workload.closed_order", "workload.max_concurrency"), "%s orders a closed loop's turns; this is an open loop (workload.max_concurrency: 0)", w.ClosedOrder)
 	}
+	if bt := workloads.TraceBlockTokens(w.Kind); bt > 0 && out.host.Scheme == kvstore.SchemeBlock && out.host.BlockTokens != bt {
+		r.fail(r.culprit("fpga.block_tokens", "workload.kind"), "the %s trace's block keys are %d-token blocks, the store's %d (fpga.block_tokens, or the design's chunks)", w.Kind, bt, out.host.BlockTokens)
+	}
 	out.host.ContextPolicy = pick(r, "workload.context_policy", w.ContextPolicy, hostcpu.ContextPolicies.Parse)
 	r.floatIn("workload.truncate_fill", w.TruncateFill, 0.001, 1)
 	if w.TruncateFill != 1 && out.host.ContextPolicy == hostcpu.ContextReject {

@@ -45,34 +45,47 @@ type Trace struct {
 	SkippedLines int
 }
 
-// formatReader is how one file of a format is read: its line parser, its
-// header check (nil: no header) and the block size of its block keys.
+// formatReader is how one file of a format is read: its line parser and
+// its header check (nil: no header).
 type formatReader struct {
-	parse       lineParser
-	header      func(text string) error
-	blockTokens int64
+	parse  lineParser
+	header func(text string) error
 }
 
-// traceFormat names a format and opens a file of it.
+// traceFormat names a format and opens a file of it; blockTokens is the
+// block size of its block keys, fixed by the format (0 without keys).
 type traceFormat struct {
-	name string
-	open func(path string) (formatReader, error)
+	name        string
+	blockTokens int64
+	open        func(path string) (formatReader, error)
 }
 
 // traceFormats are the formats ReadTrace knows: a new format is a file
 // with its line parser and one row here.
 var traceFormats = []traceFormat{
-	{"mooncake", func(path string) (formatReader, error) {
-		return formatReader{parse: parseMooncake(path), blockTokens: MooncakeBlockTokens}, nil
+	{"mooncake", MooncakeBlockTokens, func(path string) (formatReader, error) {
+		return formatReader{parse: parseMooncake(path)}, nil
 	}},
-	{"azure", func(path string) (formatReader, error) {
+	{"azure", 0, func(path string) (formatReader, error) {
 		return formatReader{parse: parseAzure(path), header: azureHeader(path)}, nil
 	}},
-	{"ragpulse", func(path string) (formatReader, error) {
+	{"ragpulse", 0, func(path string) (formatReader, error) {
 		chunks, err := readChunkLengths(filepath.Dir(path))
 		return formatReader{parse: parseRAGPulse(path, chunks)}, err
 	}},
-	{"sessions", func(path string) (formatReader, error) { return formatReader{parse: parseSessions(path)}, nil }},
+	{"sessions", 0, func(path string) (formatReader, error) { return formatReader{parse: parseSessions(path)}, nil }},
+}
+
+// TraceBlockTokens is the block size of a format's block keys (0 for a
+// format without them, or an unknown one): a scenario checks its block
+// hashing against it before it reads the file.
+func TraceBlockTokens(format string) int64 {
+	for _, f := range traceFormats {
+		if f.name == format {
+			return f.blockTokens
+		}
+	}
+	return 0
 }
 
 // TraceFormats are the names of the formats ReadTrace knows.
@@ -114,7 +127,7 @@ func ReadTrace(format, path string, skipBad bool) (*Trace, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Trace{Format: format, Path: path, BlockTokens: fr.blockTokens}
+	t := &Trace{Format: format, Path: path, BlockTokens: traceFormats[i].blockTokens}
 	var firstBad error
 	err = eachLine(path, fr.header, func(text string, line int, err error) error {
 		var r TraceRequest
