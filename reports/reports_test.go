@@ -48,3 +48,25 @@ func ExampleSummary_WriteJSON() {
 	// "continuation": 5,
 	// "query": 2
 }
+
+// A page with warnings opens with a banner naming each; one without has
+// none. A figure with a table draws the table in place of an image.
+func TestPageBannerAndTableFigures(t *testing.T) {
+	for _, c := range []struct {
+		warnings []string
+		banner   bool
+	}{{nil, false}, {[]string{"fpga at 6x the load is saturated: delivered 76.0 %"}, true}} {
+		var b bytes.Buffer
+		p := Page{Title: "t", Warnings: c.warnings, Lead: "cachedattention wins", Headline: [][]string{{"design"}, {"fpga"}},
+			Figures: []Figure{{File: "crossovers", Caption: "where", Table: [][]string{{"path", "fpga"}, {"1 drive", "from 1024 tokens"}}}}}
+		require.NoError(t, p.WriteHTML(&b))
+		html := b.String()
+		assert.Equal(t, c.banner, strings.Contains(html, `<div class="warning" id="saturated">`))
+		for _, w := range c.warnings {
+			assert.Contains(t, html, "<li>"+w+"</li>")
+		}
+		assert.Contains(t, html, `<p class="lead">cachedattention wins</p>`)
+		assert.Contains(t, html, "<td>from 1024 tokens</td>")
+		assert.NotContains(t, html, `<img src="crossovers"`)
+	}
+}
