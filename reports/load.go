@@ -75,8 +75,7 @@ func NewLoad(served []Served) Load {
 	if len(firsts) < MinJudgedSessions {
 		return l
 	}
-	byArrival := func(a, b Served) int { return cmp.Compare(a.ArrivalMs, b.ArrivalMs) }
-	slices.SortStableFunc(firsts, byArrival)
+	slices.SortStableFunc(firsts, func(a, b Served) int { return cmp.Compare(a.ArrivalMs, b.ArrivalMs) })
 	firsts = firsts[len(firsts)/10 : len(firsts)-len(firsts)/10]
 	from, to := firsts[0].ArrivalMs, firsts[len(firsts)-1].ArrivalMs
 	if to <= from {

@@ -53,6 +53,10 @@ func (l *Loaded) Where(key string) string {
 	return "(default)"
 }
 
+// Unset reports whether a key's value is the embedded default's: neither
+// the scenario file nor a --set gave it.
+func (l *Loaded) Unset(key string) bool { return strings.HasPrefix(l.Where(key), "(default)") }
+
 // Load reads the embedded default, then the file (if path is not empty),
 // then the --set overrides ("dotted.key=value"), and validates the result.
 func Load(path string, sets []string) (*Loaded, error) {

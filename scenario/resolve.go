@@ -271,7 +271,7 @@ func (r *resolver) resolveStorage(sc *Scenario, out *resolved) {
 	s := sc.Storage
 	r.intIn("storage.drives", int64(s.Drives), 1, maxDrives)
 	out.drives = max(1, s.Drives)
-	if strings.HasPrefix(r.l.Where("storage.drives"), "(default)") && (len(s.Tiers) > 0 || out.functional != nil) {
+	if r.unset("storage.drives") && (len(s.Tiers) > 0 || out.functional != nil) {
 		out.drives = 1 // each tier is one device, functional mode's bytes are on one: the default's drives give way
 	}
 	if out.drives > 1 && len(s.Tiers) > 0 {
@@ -284,7 +284,7 @@ func (r *resolver) resolveStorage(sc *Scenario, out *resolved) {
 		return
 	}
 	for _, key := range []string{"storage.device", "storage.capacity"} {
-		if !strings.HasPrefix(r.l.Where(key), "(default)") {
+		if !r.unset(key) {
 			r.fail(key, "storage.tiers is given too: give the tiers, or one device and its capacity")
 		}
 	}
@@ -403,7 +403,7 @@ func (r *resolver) resolveFPGA(sc *Scenario, out *resolved) {
 const maxDrives = 64
 
 // unset reports whether no file and no --set gave key.
-func (r *resolver) unset(key string) bool { return strings.HasPrefix(r.l.Where(key), "(default)") }
+func (r *resolver) unset(key string) bool { return r.l.Unset(key) }
 
 // resolveStore reads the store's mechanisms over the design's own and
 // checks them against the tiers.

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 
 	"gonum.org/v1/plot"
 
@@ -84,11 +83,12 @@ func breakEvenSets(base *scenario.Loaded, trace, design string, histories []int6
 }
 
 // breakEvenPath is a path the stored KV is read over: its name and the
-// overrides that make it; dram marks the host-DRAM path.
+// overrides that make it; own marks the scenario's own path, dram the
+// host-DRAM one.
 type breakEvenPath struct {
-	name string
-	sets []string
-	dram bool
+	name      string
+	sets      []string
+	own, dram bool
 }
 
 // setsFor are the path's overrides for a design: none for a design with a
@@ -104,18 +104,20 @@ func (p breakEvenPath) setsFor(design string) []string {
 // the scenario's drives, four drives, the scenario's drives behind a Gen5
 // FPGA card (the patent's card; only the fpga design changes), and the
 // host's DRAM as the only tier (a design with a DRAM tier of its own reads
-// from it on every path). With storage.tiers in the scenario, only its own
-// path and the DRAM one.
+// from it on every path), unless the scenario sets its own storage.
 func breakEvenPaths(base *scenario.Loaded) []breakEvenPath {
 	n := max(1, base.Storage.Drives)
 	drives := func(k int) string {
-		return map[bool]string{true: "1 drive", false: fmt.Sprintf("%d drives", k)}[k == 1]
+		if k == 1 {
+			return "1 drive"
+		}
+		return fmt.Sprintf("%d drives", k)
 	}
 	var paths []breakEvenPath
 	if n != 1 {
 		paths = append(paths, breakEvenPath{name: drives(1), sets: []string{"storage.drives=1"}})
 	}
-	paths = append(paths, breakEvenPath{name: drives(n) + scenarioMark})
+	paths = append(paths, breakEvenPath{name: drives(n) + " (scenario)", own: true})
 	if n < 4 {
 		paths = append(paths, breakEvenPath{name: drives(4), sets: []string{"storage.drives=4"}})
 	}
@@ -130,16 +132,8 @@ func breakEvenPaths(base *scenario.Loaded) []breakEvenPath {
 // storageIsTheDefaults reports whether the scenario's storage keys all come
 // from the embedded default.
 func storageIsTheDefaults(base *scenario.Loaded) bool {
-	for _, key := range []string{"storage.device", "storage.capacity", "storage.drives"} {
-		if !strings.HasPrefix(base.Where(key), "(default)") {
-			return false
-		}
-	}
-	return true
+	return base.Unset("storage.device") && base.Unset("storage.capacity") && base.Unset("storage.drives")
 }
-
-// scenarioMark marks the scenario's own read path.
-const scenarioMark = " (scenario)"
 
 // breakEvenPathsNote says what the paths are, for captions.
 func breakEvenPathsNote(base *scenario.Loaded) string {
@@ -155,6 +149,7 @@ func breakEvenPathsNote(base *scenario.Loaded) string {
 type breakEvenMap struct {
 	histories []int64
 	paths     []string
+	own       int // the scenario's own path
 	ttft      [][][]float64
 	note      string // what the paths are
 }
@@ -162,8 +157,11 @@ type breakEvenMap struct {
 // newBreakEvenMap reads the resumed turns' TTFT from the map's runs.
 func newBreakEvenMap(base *scenario.Loaded, plan studyPlan, results []pointResult) (breakEvenMap, error) {
 	m := breakEvenMap{histories: plan.histories, note: breakEvenPathsNote(base)}
-	for p, path := range breakEvenPaths(base) {
+	for p, path := range plan.paths {
 		m.paths = append(m.paths, path.name)
+		if path.own {
+			m.own = p
+		}
 		var row [][]float64
 		for d, i := range plan.breakEven[p] {
 			var resumed []reports.RequestRow
@@ -226,20 +224,10 @@ func (m breakEvenMap) crossoverTable() [][]string {
 	return rows
 }
 
-// scenarioPath is the index of the scenario's own read path.
-func (m breakEvenMap) scenarioPath() int {
-	for p, name := range m.paths {
-		if strings.HasSuffix(name, scenarioMark) {
-			return p
-		}
-	}
-	return 0
-}
-
 // historyPlot is the map against the history on the scenario's path, the
 // history at which each design first beats recomputing ringed.
 func (m breakEvenMap) historyPlot(sc string) (string, string, *plot.Plot, error) {
-	p0 := m.scenarioPath()
+	p0 := m.own
 	var series []reports.Series
 	xs := make([]float64, len(m.histories))
 	for k, h := range m.histories {

@@ -14,12 +14,14 @@ import (
 
 // point is one run of a study or a sweep: the overrides on the base
 // scenario, the folder for its outputs ("" for none), whether to keep its
-// stage spans and store levels, and what it is in words (for warnings).
+// stage spans and store levels, what it is in words (for warnings), and
+// its scenario when it was loaded before the runs (nil: runPoint loads it).
 type point struct {
 	sets    []string
 	dir     string
 	observe bool
 	label   string
+	loaded  *scenario.Loaded
 }
 
 // pointResult is what a point's run gave.
@@ -128,9 +130,12 @@ func runPointSafely(base string, p point) (res pointResult) {
 
 // runPoint loads, runs and (with a folder) writes one point.
 func runPoint(base string, p point) pointResult {
-	l, err := scenario.Load(base, p.sets)
-	if err != nil {
-		return pointResult{err: err, badSpec: true}
+	l := p.loaded
+	if l == nil {
+		var err error
+		if l, err = scenario.Load(base, p.sets); err != nil {
+			return pointResult{err: err, badSpec: true}
+		}
 	}
 	run, err := scenario.Build(l)
 	if err != nil {

@@ -38,9 +38,10 @@ type studyPlan struct {
 	designs, capacities, delta []int
 	loads                      [][]int
 	// breakEven are the break-even map's runs, [path][design], over its
-	// histories.
+	// histories and read paths.
 	breakEven [][]int
 	histories []int64
+	paths     []breakEvenPath
 }
 
 // runStudy is plain simrun: the scenario (the embedded default unless -c)
@@ -89,8 +90,8 @@ func runStudy(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "simrun: %v\n", err)
 		return 2
 	}
-	for _, pt := range plan.points { // every point loads before the first runs: bad input fails now
-		if _, err := scenario.Load(*cfg, pt.sets); err != nil {
+	for i, pt := range plan.points { // every point loads before the first runs: bad input fails now
+		if plan.points[i].loaded, err = scenario.Load(*cfg, pt.sets); err != nil {
 			undo()
 			fmt.Fprintf(stderr, "simrun: %s: %v\n", pt.label, err)
 			return 2
@@ -169,7 +170,8 @@ func planStudy(base *scenario.Loaded, sets []string, out string) (p studyPlan, e
 	if err != nil {
 		return p, err
 	}
-	for _, path := range breakEvenPaths(base) {
+	p.paths = breakEvenPaths(base)
+	for _, path := range p.paths {
 		var row []int
 		for _, d := range studyDesigns {
 			sets := append(breakEvenSets(base, trace, d, p.histories), path.setsFor(d)...)
@@ -210,7 +212,7 @@ func writeStudy(out string, st *study) error {
 	}
 	page := reports.Page{Title: "kvcosim: when storing the KV cache beats recomputing it, design by design", Subtitle: st.base.Describe(),
 		Version: version(), Warnings: st.warnings, Lead: st.lead(), Headline: st.headline(), Figures: figures,
-		Scenario: string(st.designs[slices.Index(studyDesigns, "fpga")].loaded.YAML()), Files: append(files, "fpga/scenario.yaml", breakEvenFile)}
+		Scenario: string(st.fpga().loaded.YAML()), Files: append(files, "fpga/scenario.yaml", breakEvenFile)}
 	var html bytes.Buffer
 	if err := page.WriteHTML(&html); err != nil {
 		return err

@@ -35,26 +35,29 @@ func TestStudyWritesTheReport(t *testing.T) {
 	assert.Contains(t, stdout, "break-even: the history from which")
 }
 
-func TestStudyRefusesFunctionalMode(t *testing.T) {
-	code, _, stderr := simrun("-o", filepath.Join(t.TempDir(), "study"), "--set", "mode=functional")
-	assert.Equal(t, 2, code)
-	assert.Contains(t, stderr, "mode: functional: the default study compares the designs' timing")
-}
-
-// A design the scenario cannot take fails the study before any run, named.
-func TestStudyChecksEveryPointFirst(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "study")
-	code, _, stderr := simrun("-o", out, "--set", "store.async_buffer=1GiB")
-	assert.Equal(t, 2, code)
-	assert.Contains(t, stderr, "simrun: cachedattention: ")
-	assert.Contains(t, stderr, "key store.async_buffer")
-	assert.NoDirExists(t, out, "nothing written")
-}
-
-func TestStudyRefusesATierList(t *testing.T) {
-	code, _, stderr := simrun("-o", filepath.Join(t.TempDir(), "study"), "--set", "storage.tiers=[{name: ssd, device: kioxia-cm6, capacity: 2TB}]")
-	assert.Equal(t, 2, code)
-	assert.Contains(t, stderr, "simrun: storage.tiers: the default study varies the store's size and its drives")
+// Bad input fails the study before any run, with nothing written: a mode
+// it does not compare, a design the scenario cannot take (named), a tier
+// list.
+func TestStudyRefusesBadInput(t *testing.T) {
+	for _, c := range []struct {
+		name, set string
+		want      []string
+	}{
+		{"functional mode", "mode=functional", []string{"mode: functional: the default study compares the designs' timing"}},
+		{"a design the scenario cannot take", "store.async_buffer=1GiB", []string{"simrun: cachedattention: ", "key store.async_buffer"}},
+		{"a tier list", "storage.tiers=[{name: ssd, device: kioxia-cm6, capacity: 2TB}]",
+			[]string{"simrun: storage.tiers: the default study varies the store's size and its drives"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "study")
+			code, _, stderr := simrun("-o", out, "--set", c.set)
+			assert.Equal(t, 2, code)
+			for _, w := range c.want {
+				assert.Contains(t, stderr, w)
+			}
+			assert.NoDirExists(t, out, "nothing written")
+		})
+	}
 }
 
 // The study takes the default scenario as a file (its storage keys then

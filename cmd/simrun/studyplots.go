@@ -452,7 +452,7 @@ func (st *study) plots(out string) ([]reports.Figure, error) {
 		figures = append(figures, reports.Figure{File: name + ".svg", Caption: caption})
 		return reports.SavePanels(plots, out, name, inches)
 	}
-	fpgaRun := st.designs[slices.Index(studyDesigns, "fpga")]
+	fpgaRun := *st.fpga()
 	latency, err := st.latencyPanels(sc)
 	levels, levelsErr := levelPanels(sc, fpgaRun)
 	timeline, timelineErr := timelinePanels(sc, fpgaRun)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -62,6 +63,13 @@ func newStudy(base *scenario.Loaded, plan studyPlan, results []pointResult) (*st
 	st.breakEven, err = newBreakEvenMap(base, plan, results)
 	return st, err
 }
+
+// fpga is the patent's design's run at the scenario's load (the one the
+// study observes).
+func (st *study) fpga() *pointResult { return &st.designs[fpgaDesign] }
+
+// fpgaDesign is the patent's design's place in studyDesigns.
+var fpgaDesign = slices.Index(studyDesigns, "fpga")
 
 // sums are the designs' summaries at the scenario's load.
 func (st *study) sums() []reports.Summary {
@@ -141,10 +149,8 @@ func (st *study) lead() string {
 		fmt.Fprintf(&b, "At this load no storing design serves a resumed turn faster than recomputing it (TTFT p50 %.0f ms; the best, %s, %.0f ms).",
 			recompute, studyDesigns[best], bestP50)
 	}
-	for d, name := range studyDesigns {
-		if p50 := st.designs[d].sum.ResumedTTFTms.P50; name == "fpga" && d != best && recompute > 0 && p50 > 0 {
-			fmt.Fprintf(&b, " The patent's card (fpga) takes %.0f ms, %.1fx %s than recomputing.", p50, ratio(recompute, p50), fasterOrSlower(p50, recompute))
-		}
+	if p50 := st.fpga().sum.ResumedTTFTms.P50; fpgaDesign != best && recompute > 0 && p50 > 0 {
+		fmt.Fprintf(&b, " The patent's card (fpga) takes %.0f ms, %.1fx %s than recomputing.", p50, ratio(recompute, p50), fasterOrSlower(p50, recompute))
 	}
 	var saturated []string
 	for d, r := range st.designs {
@@ -157,12 +163,8 @@ func (st *study) lead() string {
 	} else {
 		fmt.Fprintf(&b, " Saturated at this load: %s (see the warning above).", strings.Join(saturated, ", "))
 	}
-	for d, name := range studyDesigns {
-		if name == "fpga" {
-			if perDay, rated, ok := driveWrites(&st.designs[d].sum); ok {
-				fmt.Fprintf(&b, " The fpga design's write-through exports write %.1f drive writes per day to each drive, against a rating of %g.", perDay, rated)
-			}
-		}
+	if perDay, rated, ok := driveWrites(&st.fpga().sum); ok {
+		fmt.Fprintf(&b, " The fpga design's write-through exports write %.1f drive writes per day to each drive, against a rating of %g.", perDay, rated)
 	}
 	return b.String()
 }
