@@ -76,7 +76,11 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 	if *shardFlag != "" {
 		label = *shardFlag
 	}
-	base, _ := scenario.Load(sw.Base, sw.Set) // loaded above with every point's values
+	base, err := describedBase(sw, all)
+	if err != nil {
+		undo()
+		return fail("%v", err)
+	}
 	m := sweepManifest{Points: len(all), Keys: sw.Keys, Shard: label, Scenario: base.Describe(), Values: sw.Values}
 	if len(sw.Set) > 0 {
 		m.Scenario += "; " + strings.Join(sw.Set, ", ")
@@ -87,6 +91,17 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "%d of %d points; wrote %s\n", len(mine), len(all), filepath.Join(*out, "sweep.csv"))
 	return 0
+}
+
+// describedBase is the scenario the sweep's manifest describes: its set
+// alone or, where the set is a scenario only with the grid's values (a key
+// that needs another the grid gives), the first point's.
+func describedBase(sw *scenario.Sweep, all []scenario.SweepPoint) (*scenario.Loaded, error) {
+	base, err := scenario.Load(sw.Base, sw.Set)
+	if err != nil && len(all) > 0 {
+		base, err = scenario.Load(sw.Base, all[0].Sets)
+	}
+	return base, err
 }
 
 // planSweep reads the sweep file and returns its points and this shard's.

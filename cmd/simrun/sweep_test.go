@@ -63,6 +63,22 @@ func TestShardsMergeToTheWholeSweep(t *testing.T) {
 	assert.FileExists(t, out("whole/sweep_hit_ratio_tokens.png"))
 }
 
+// TestSweepWhoseSetNeedsTheGrid: a set that is a scenario only with the
+// grid's values (store.load_wait needs the layer-wise load that the
+// cachedattention design brings) runs, and the manifest describes the
+// first point's scenario.
+func TestSweepWhoseSetNeedsTheGrid(t *testing.T) {
+	spec := writeSweepFile(t, "set:\n  workload.sessions: 10\n  store.load_wait: request\ngrid:\n  system.design: [cachedattention]\n")
+	out := filepath.Join(t.TempDir(), "sweep")
+	code, _, stderr := simrun("sweep", "-c", spec, "-o", out)
+	require.Equal(t, 0, code, stderr)
+	raw, err := os.ReadFile(filepath.Join(out, "sweep.json"))
+	require.NoError(t, err)
+	var m sweepManifest
+	require.NoError(t, json.Unmarshal(raw, &m))
+	assert.Contains(t, m.Scenario, "10 chat sessions")
+}
+
 func TestSweepBadInputExitsTwo(t *testing.T) {
 	dir := t.TempDir()
 	foreign := filepath.Join(dir, "foreign")
