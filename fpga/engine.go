@@ -79,15 +79,16 @@ type QueryRequest struct {
 }
 
 // ExportRequest stores a session's updated cache: Key with Prev (patent
-// scheme), or Blocks of which the first HeldBlocks are already the
-// session's (block scheme). TokenBytes are the computed tokens read and
-// hashed.
+// scheme), holding its tokens from From on (kvstore.Object.From), or
+// Blocks of which the first HeldBlocks are already the session's (block
+// scheme). TokenBytes are the computed tokens read and hashed.
 type ExportRequest struct {
 	Session    int64
 	Key        kvstore.Key
 	Prev       *kvstore.Key
 	Blocks     []kvstore.Key
 	HeldBlocks int
+	From       int64
 	TokenBytes int64
 	Reply      Reply
 }

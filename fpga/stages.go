@@ -183,7 +183,7 @@ func (e *Engine) exportStages() []stage {
 		{StageExchangeRead, func(e *Engine, t *task, slot int32) int64 {
 			now := e.eng.Now()
 			freed := e.dir.Stats().RegionsFreed
-			res, err := e.dir.Save(now, kvstore.Object{Key: t.exp.Key, Prev: t.exp.Prev, Blocks: t.exp.Blocks, Held: t.exp.HeldBlocks})
+			res, err := e.dir.Save(now, kvstore.Object{Key: t.exp.Key, Prev: t.exp.Prev, Blocks: t.exp.Blocks, Held: t.exp.HeldBlocks, From: t.exp.From})
 			t.bucketReads = len(t.exp.Blocks)
 			if e.cfg.Directory.Scheme == kvstore.SchemePatent {
 				t.bucketReads = 1 + map[bool]int{true: 1}[t.exp.Prev != nil]

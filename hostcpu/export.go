@@ -25,6 +25,8 @@ type exportTask struct {
 	// tokens and cut are the session's history length and truncated
 	// tokens when the export began: what the stored version holds
 	tokens, cut int64
+	// from is the first of the key's tokens stored (kvstore.Object.From)
+	from int64
 	// kv and ids are functional mode's snapshot of what is stored
 	kv  *tinylm.Cache
 	ids []uint32
@@ -50,8 +52,9 @@ func (s *System) startExport(sess *session, node int, record int) {
 		}
 	} else {
 		t.key = s.objectKey(sess)
-		if sess.exported == nil || s.cfg.ExportMode == kvstore.ExportFull {
-			newTokens = sess.historyLen // the whole object is rewritten
+		t.from = t.key.Tokens - sess.historyLen // a session key counts the truncated tokens too
+		if sess.exported == nil || s.cfg.ExportMode == kvstore.ExportFull || t.from > sess.storedFrom {
+			newTokens = sess.historyLen // the whole object is rewritten (a delta too, after a truncation)
 		}
 	}
 	t.bytes = newTokens * s.cfg.KVBytesPerToken
@@ -132,7 +135,7 @@ func (s *System) exportStep(id int) {
 // object is what the export stores: the session's new patent key (and its
 // previous version), or its block keys.
 func (t *exportTask) object() kvstore.Object {
-	return kvstore.Object{Key: t.key, Prev: t.sess.exported, Blocks: t.blocks, Held: t.sess.heldBlocks}
+	return kvstore.Object{Key: t.key, Prev: t.sess.exported, Blocks: t.blocks, Held: t.sess.heldBlocks, From: t.from}
 }
 
 // exportOutcome is what the store did with an export.
@@ -163,7 +166,7 @@ func (s *System) exported(id int) {
 			sess.heldBlocks = len(t.blocks)
 		} else {
 			k := t.key
-			sess.exported = &k
+			sess.exported, sess.storedFrom = &k, t.from
 		}
 	}
 	if t.record >= 0 {

@@ -63,7 +63,7 @@ func (st fpgaStore) Save(id int) int {
 	t := s.exports.At(id)
 	o := t.object()
 	s.nodes[t.node].FPGA.Export(fpga.ExportRequest{Session: t.sess.id, Key: o.Key, Prev: o.Prev, Blocks: o.Blocks,
-		HeldBlocks: o.Held, TokenBytes: 4 * t.sess.historyLen, Reply: fpga.Reply{To: fpgaExportReplies{s}, Arg: int64(id)}})
+		HeldBlocks: o.Held, From: o.From, TokenBytes: 4 * t.sess.historyLen, Reply: fpga.Reply{To: fpgaExportReplies{s}, Arg: int64(id)}})
 	return 1
 }
 

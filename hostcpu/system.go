@@ -43,10 +43,12 @@ type session struct {
 	// newer history when it ends.
 	exportAgain bool
 	// exported is the last stored patent key; heldBlocks the block keys
-	// the session has stored; storedTokens the tokens of that version.
+	// the session has stored; storedTokens the tokens of that version,
+	// from its key's token storedFrom on (kvstore.Object.From).
 	exported     *kvstore.Key
 	heldBlocks   int
 	storedTokens int64
+	storedFrom   int64
 	lastNode     int
 	lastRecord   int
 	// kv is functional mode's cache at the end of the last turn: what a

@@ -11,6 +11,11 @@ type Object struct {
 	Prev   *Key
 	Blocks []Key
 	Held   int
+	// From is the first of the key's tokens the version holds: a session
+	// whose oldest tokens were truncated away, in a design that stores KV
+	// without positions (CachedAttention), keeps only [From, Key.Tokens)
+	// though its key counts every token it computed.
+	From int64
 }
 
 // Found is what one lookup found and what to read for it.
@@ -44,5 +49,5 @@ func (d *Directory) Save(now sim.Time, o Object) (ExportResult, error) {
 	if d.cfg.Scheme == SchemeBlock {
 		return d.ExportBlocks(now, o.Blocks, o.Held)
 	}
-	return d.Export(now, o.Key, o.Prev)
+	return d.export(now, o.Key, o.Prev, o.From)
 }

@@ -76,6 +76,14 @@ type Written struct {
 // segments and writes only the new tokens; with DeleteSuperseded the
 // previous version is deleted once the new link is in.
 func (d *Directory) Export(now sim.Time, k Key, prev *Key) (ExportResult, error) {
+	return d.export(now, k, prev, 0)
+}
+
+// export is Export of a version that holds the key's tokens from from on
+// (Object.From). A delta appends to the previous version's chain only if
+// that holds none of the tokens truncated away since: otherwise the kept
+// tokens are written whole, and later deltas append to them.
+func (d *Directory) export(now sim.Time, k Key, prev *Key, from int64) (ExportResult, error) {
 	d.Expire(now)
 	var res ExportResult
 	id, hops := d.find(k)
@@ -93,12 +101,11 @@ func (d *Directory) Export(now sim.Time, k Key, prev *Key) (ExportResult, error)
 	}
 	var last int32
 	var err error
-	from := int64(0)
-	if d.cfg.Mode == ExportDelta && prevID != none && prev.Tokens <= k.Tokens {
+	if d.cfg.Mode == ExportDelta && prevID != none && prev.Tokens <= k.Tokens && d.firstToken(prevID) >= from {
 		from = prev.Tokens
 		last, err = d.appendVersion(now, d.links.at(prevID).lastSeg, prev.Tokens, k.Tokens, &res)
 	} else {
-		last, err = d.freshObject(now, 0, k.Tokens, none, &res)
+		last, err = d.freshObject(now, from, k.Tokens, none, &res)
 	}
 	if err != nil {
 		return res, err
@@ -181,7 +188,7 @@ func (d *Directory) EvictLRU(now sim.Time) bool {
 	if ok {
 		if d.demote != nil {
 			l := d.links.at(id)
-			d.demote(now, Victim{Key: l.key, Extents: d.ReadExtents(LookupResult{Hit: true, link: id}), Holders: l.holders})
+			d.demote(now, Victim{Key: l.key, From: d.firstToken(id), Extents: d.ReadExtents(LookupResult{Hit: true, link: id}), Holders: l.holders})
 		}
 		d.deleteLink(now, id)
 		d.stats.Evictions++
@@ -202,12 +209,24 @@ func (d *Directory) victim() (int32, bool) {
 	return id, ok
 }
 
-// Victim is an object evicted to make room: its key, where its bytes are
-// and, in the block scheme, how many sessions hold it.
+// Victim is an object evicted to make room: its key, the first token it
+// holds (Object.From), where its bytes are and, in the block scheme, how
+// many sessions hold it.
 type Victim struct {
 	Key     Key
+	From    int64
 	Extents []Extent
 	Holders int32
+}
+
+// firstToken is the first token link id's object holds: the start of the
+// oldest segment of its chain.
+func (d *Directory) firstToken(id int32) int64 {
+	s := d.links.at(id).lastSeg
+	for d.segs.at(s).prev != none {
+		s = d.segs.at(s).prev
+	}
+	return int64(d.segs.at(s).start)
 }
 
 // LookupPrefix finds the longest stored prefix of a request's block keys:

@@ -220,10 +220,14 @@ func (p *Pool) promote(now sim.Time, i int, k Key, holders int32) error {
 	if i == 0 {
 		return nil
 	}
+	from := int64(0)
+	if id, _ := p.tiers[i].find(k); id != none {
+		from = p.tiers[i].firstToken(id)
+	}
 	if _, err := p.tiers[i].Delete(now, k); err != nil {
 		return err
 	}
-	res, err := p.place(now, 0, k, holders)
+	res, err := p.place(now, 0, k, from, holders)
 	if err != nil {
 		return err
 	}
@@ -232,8 +236,9 @@ func (p *Pool) promote(now sim.Time, i int, k Key, holders int32) error {
 	return nil
 }
 
-// place stores key k whole in tier i (a moved object: no previous version).
-func (p *Pool) place(now sim.Time, i int, k Key, holders int32) (ExportResult, error) {
+// place stores key k whole, its tokens from from on, in tier i (a moved
+// object: no previous version).
+func (p *Pool) place(now sim.Time, i int, k Key, from int64, holders int32) (ExportResult, error) {
 	d := p.tiers[i]
 	var res ExportResult
 	var err error
@@ -243,7 +248,7 @@ func (p *Pool) place(now sim.Time, i int, k Key, holders int32) (ExportResult, e
 			d.links.at(id).holders = holders
 		}
 	} else {
-		res, err = d.Export(now, k, nil)
+		res, err = d.export(now, k, nil, from)
 	}
 	p.stats[i].BytesWritten += extentBytes(res.Writes)
 	return res, err
@@ -252,7 +257,7 @@ func (p *Pool) place(now sim.Time, i int, k Key, holders int32) (ExportResult, e
 // demoteFrom moves tier i's evicted object to tier i+1; one that does not
 // fit there is dropped for good.
 func (p *Pool) demoteFrom(now sim.Time, i int, v Victim) {
-	res, err := p.place(now, i+1, v.Key, v.Holders)
+	res, err := p.place(now, i+1, v.Key, v.From, v.Holders)
 	var inv *InvariantError
 	switch {
 	case errors.As(err, &inv):

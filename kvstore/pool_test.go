@@ -219,3 +219,81 @@ func TestPoolRaise(t *testing.T) {
 		})
 	}
 }
+
+// TestPoolKeepsATruncatedObjectsWindow: an object that holds only its
+// key's tokens from From on (a truncated session of a design that stores
+// KV without positions) takes, reads and moves between tiers only those
+// tokens' bytes, however many its key counts.
+func TestPoolKeepsATruncatedObjectsWindow(t *testing.T) {
+	cfg := DirectoryConfig{BucketsLog2: 4, RegionBytes: 4096, Layout: LayoutLayerMajor,
+		Shape: KVShape{Layers: 2, KWidth: 4, VWidth: 4, ElemBytes: 2}}
+	perToken := cfg.Shape.BytesPerToken()
+	for _, c := range []struct {
+		name         string
+		tokens, from int64
+	}{{"whole", 300, 0}, {"truncated", 300, 200}, {"one token left", 300, 299}} {
+		t.Run(c.name, func(t *testing.T) {
+			pool, err := NewPool(cfg, []Tier{{Name: "dram", Bytes: 4 * 4096}, {Name: "ssd", Bytes: 64 * 4096}})
+			require.NoError(t, err)
+			kept := (c.tokens - c.from) * perToken
+			target := Key{Tokens: c.tokens, Hash: 1}
+			res, _, err := pool.Save(0, Object{Key: target, From: c.from})
+			require.NoError(t, err)
+			assert.Equal(t, kept, extentBytes(res.Writes), "the save writes the kept tokens")
+			var demoted int64
+			for s := uint64(2); s < 8; s++ { // push it down to the ssd
+				_, moves, err := pool.Save(sim.Time(s), Object{Key: Key{Tokens: 128, Hash: s}})
+				require.NoError(t, err)
+				for _, m := range moves {
+					if m.From == 0 && extentBytes(m.Read) == kept && m.Write[0].Tier == 1 {
+						demoted = extentBytes(m.Write)
+					}
+				}
+			}
+			assert.Equal(t, kept, demoted, "the demotion moves the kept tokens")
+			f, moves, err := pool.Find(10, Object{Key: target})
+			require.NoError(t, err)
+			require.True(t, f.Hit)
+			assert.Equal(t, kept, extentBytes(f.Extents), "the lookup reads the kept tokens")
+			var promoted int64
+			for _, m := range moves {
+				if m.From == 1 && m.To == 0 {
+					promoted = extentBytes(m.Write)
+				}
+			}
+			assert.Equal(t, kept, promoted, "the promotion writes the kept tokens")
+			require.NoError(t, pool.Check(10, "truncated object"))
+		})
+	}
+}
+
+// TestDeltaRestartsAfterATruncation: in delta mode a version appends its
+// new tokens to the previous one's chain, unless that chain holds tokens
+// truncated away since; then the kept tokens are written whole, and the
+// next delta appends to them.
+func TestDeltaRestartsAfterATruncation(t *testing.T) {
+	cfg := DirectoryConfig{BucketsLog2: 4, RegionBytes: 4096, StorageBytes: 256 * 4096, Layout: LayoutLayerMajor, Mode: ExportDelta,
+		DeleteSuperseded: true, Shape: KVShape{Layers: 2, KWidth: 4, VWidth: 4, ElemBytes: 2}}
+	d, err := NewDirectory(cfg)
+	require.NoError(t, err)
+	perToken := cfg.Shape.BytesPerToken()
+	var prev *Key
+	for i, c := range []struct {
+		tokens, from, wantWritten int64
+	}{
+		{100, 0, 100},  // the first version, whole
+		{150, 0, 50},   // a delta
+		{200, 120, 80}, // truncated: the kept tokens, whole
+		{230, 120, 30}, // a delta again
+	} {
+		k := Key{Tokens: c.tokens, Hash: uint64(i + 1)}
+		res, err := d.Save(sim.Time(i), Object{Key: k, Prev: prev, From: c.from})
+		require.NoError(t, err)
+		assert.Equal(t, c.wantWritten*perToken, extentBytes(res.Writes), "version %d", i)
+		r, err := d.Lookup(sim.Time(i), k)
+		require.NoError(t, err)
+		assert.Equal(t, (c.tokens-c.from)*perToken, extentBytes(d.ReadExtents(r)), "version %d holds its window", i)
+		prev = &k
+	}
+	require.NoError(t, d.Check(10, "delta after truncation"))
+}

@@ -103,6 +103,27 @@ func TestTruncationKeepsOnlyDecoupledKV(t *testing.T) {
 	}
 }
 
+// TestTruncatedObjectsHoldTheirWindow: CachedAttention's objects of
+// truncated sessions hold only the tokens still in the window, in every
+// tier, though their keys count every token the session computed.
+func TestTruncatedObjectsHoldTheirWindow(t *testing.T) {
+	for _, mode := range []string{"full", "delta"} {
+		t.Run(mode, func(t *testing.T) {
+			res := simulate(t, append([]string{"system.design=cachedattention", "store.dram_tier=20GB", "fpga.export_mode=" + mode,
+				"fpga.layout=layer-major"}, long...)...)
+			require.Positive(t, res.Summary().RequestsTruncated)
+			perToken := res.Run.l.resolved.host.KVBytesPerToken
+			region := res.Run.RegionBytes()
+			for i := range res.Run.pool.Tiers() {
+				d := res.Run.pool.Tier(i)
+				require.Positive(t, d.Links(), "tier %d holds objects", i)
+				window := int64(d.Links()) * (2048*perToken + 2*region) // rounding: a region each, two segments in delta mode
+				assert.LessOrEqual(t, d.HeldBytes(), window, "tier %d: %d objects", i, d.Links())
+			}
+		})
+	}
+}
+
 // TestDefaultPoliciesAndWindows: every preset has a window and a
 // truncating default.
 func TestDefaultPoliciesAndWindows(t *testing.T) {
