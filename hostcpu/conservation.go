@@ -46,6 +46,12 @@ func (s *System) Conservation() (Conservation, error) {
 	if p := s.counts; p.Prefetches != p.PrefetchUsed+p.PrefetchLate {
 		faults = append(faults, fmt.Sprintf("%d prefetches but %d used + %d late", p.Prefetches, p.PrefetchUsed, p.PrefetchLate))
 	}
+	if p := s.counts; p.Preloads != p.PreloadUsed+p.PreloadWasted {
+		faults = append(faults, fmt.Sprintf("%d pre-loads but %d used + %d wasted", p.Preloads, p.PreloadUsed, p.PreloadWasted))
+	}
+	if n := s.unsettledPreloads(); n > 0 {
+		faults = append(faults, fmt.Sprintf("%d pre-loads whose session's next turn never came", n))
+	}
 	if p := s.counts; p.LookAheads != p.LookAheadUsed+p.LookAheadWasted {
 		faults = append(faults, fmt.Sprintf("%d look-aheads but %d used + %d wasted", p.LookAheads, p.LookAheadUsed, p.LookAheadWasted))
 	}

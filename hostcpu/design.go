@@ -66,7 +66,8 @@ var designs = []Design{
 	{Name: "lmcache", Stores: true, DRAMTier: true, ChunkTokens: 256, newStore: newLMCacheStore,
 		Mech: Mechanisms{Load: LoadLayerwise, Save: SaveAsync, Layout: kvstore.LayoutLayerMajor}},
 	{Name: "cachedattention", Stores: true, DRAMTier: true, DecoupledPositions: true, newStore: newCachedAttentionStore,
-		Mech: Mechanisms{Load: LoadLayerwise, Save: SaveAsync, Prefetch: PrefetchQueue, Eviction: EvictQueueAware, Layout: kvstore.LayoutLayerMajor}},
+		Mech: Mechanisms{Load: LoadLayerwise, Save: SaveAsync, Prefetch: PrefetchQueue, Preload: PreloadQueue, Eviction: EvictQueueAware,
+			Layout: kvstore.LayoutLayerMajor}},
 }
 
 // DesignNames lists the designs' names.

@@ -31,6 +31,9 @@ const (
 // prefetch has landed, after it when one is still moving, else from
 // where the store found it.
 func (s *System) startLoad(slot int) {
+	if s.usePreload(slot) {
+		return
+	}
 	r := s.reqs.At(slot)
 	r.loadStart, r.load = s.eng.Now(), loadLoading
 	switch r.prefetch {
@@ -44,19 +47,24 @@ func (s *System) startLoad(slot int) {
 	r.pendingImport = s.store.Import(slot)
 }
 
-// loaded ends a layer-wise load; an iteration held for it goes on.
+// loaded ends a layer-wise load now; an iteration held for it goes on.
 func (s *System) loaded(slot int) {
+	s.landed(slot, s.eng.Now())
 	r := s.reqs.At(slot)
-	now := s.eng.Now()
-	r.load, r.loadEnd = loadLanded, now
-	r.rec.Import = now - r.loadStart
-	s.span(r.node, PartStorage, TaskImport, "", r.sess.id, r.rec.Turn, r.loadStart, r.rec.ImportBytes)
 	if n := s.nodes[r.node]; n.loadWait {
 		n.loadWait = false
 		s.iterationDone(n)
 	} else if s.cfg.Mech.LoadWait == LoadWaitRequest {
 		s.kick(n) // it may be the only request the accelerator waits for
 	}
+}
+
+// landed records a layer-wise load whose KV landed at end.
+func (s *System) landed(slot int, end sim.Time) {
+	r := s.reqs.At(slot)
+	r.load, r.loadEnd = loadLanded, end
+	r.rec.Import = end - r.loadStart
+	s.span(r.node, PartStorage, TaskImport, "", r.sess.id, r.rec.Turn, r.loadStart, r.rec.ImportBytes)
 }
 
 // sitsOut reports whether a request stays out of the next iteration: its
@@ -86,8 +94,8 @@ func (s *System) holdForLoads(n *nodeState) bool {
 			r.load = loadApplied
 			own := max(s.layerwiseEnd(r, n.iterCost), now)
 			end = max(end, own)
-			if s.cfg.Mech.LoadWait == LoadWaitRequest { // it sat out from the load's start to this iteration's
-				r.rec.LoadStall = n.iterEnd - n.iterCost - r.loadStart
+			if s.cfg.Mech.LoadWait == LoadWaitRequest { // it sat out from its admission to this iteration's start
+				r.rec.LoadStall = n.iterEnd - n.iterCost - r.admitted
 			} else {
 				r.rec.LoadStall = own - n.iterEnd
 			}

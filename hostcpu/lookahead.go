@@ -87,6 +87,7 @@ func (s *System) lookAhead() {
 			s.raise(s.sessions[c.queue[i].session])
 		}
 	}
+	s.preloadQueued()
 }
 
 // raise moves a session's stored object into the top tier: its extents are

@@ -108,6 +108,26 @@ var PrefetchPolicies = names.New[PrefetchPolicy]("prefetch policy", "none", "que
 // String returns the policy's name.
 func (p PrefetchPolicy) String() string { return PrefetchPolicies.Name(p) }
 
+// PreloadPolicy is whether a held-back turn's KV moves into the
+// accelerator before the turn is let in.
+type PreloadPolicy int
+
+const (
+	// PreloadNone starts a layer-wise load when the request is admitted.
+	PreloadNone PreloadPolicy = iota
+	// PreloadQueue moves the top-tier objects of a closed loop's
+	// held-back turns, in queue order, into a read buffer in the
+	// accelerator's memory before they are let in (CachedAttention's
+	// layer-wise pre-loading, preload.go).
+	PreloadQueue
+)
+
+// PreloadPolicies names the values of PreloadPolicy.
+var PreloadPolicies = names.New[PreloadPolicy]("preload policy", "none", "queue")
+
+// String returns the policy's name.
+func (p PreloadPolicy) String() string { return PreloadPolicies.Name(p) }
+
 // EvictionPolicy is how the store's tiers choose what to demote or drop.
 type EvictionPolicy int
 
@@ -137,7 +157,11 @@ type Mechanisms struct {
 	// PrefetchQueue looks ahead into (0: none); AutoWindow sizes the window
 	// by the top tier and the objects stored (lookahead.go).
 	PrefetchWindowTurns int
-	Eviction            EvictionPolicy
+	// Preload and PreloadBufferBytes: whether held-back turns' KV is
+	// pre-loaded, into a read buffer of how many bytes per node.
+	Preload            PreloadPolicy
+	PreloadBufferBytes int64
+	Eviction           EvictionPolicy
 	// AsyncBufferBytes bound the exports copied but not yet stored
 	// (SaveAsync); AsyncFull says what happens past it.
 	AsyncBufferBytes int64
@@ -165,6 +189,10 @@ func (m Mechanisms) Validate(tiers int) error {
 		return fmt.Errorf("store.prefetch: queue needs store.load: layerwise (a whole load starts when the lookup ends: there is no wait to prefetch in); allowed here: none")
 	case m.Save == SaveAsync && m.AsyncBufferBytes < 1:
 		return fmt.Errorf("store.async_buffer = %d B: must be positive", m.AsyncBufferBytes)
+	case m.Preload == PreloadQueue && m.Load == LoadWhole:
+		return fmt.Errorf("store.preload: queue needs store.load: layerwise (a pre-load is the layer-wise load begun early); allowed here: none")
+	case m.Preload == PreloadQueue && m.PreloadBufferBytes < 1:
+		return fmt.Errorf("store.preload_buffer = %d B: must be positive", m.PreloadBufferBytes)
 	case m.PrefetchWindowTurns < AutoWindow:
 		return fmt.Errorf("store.prefetch_window = %d turns: must not be negative (0: none)", m.PrefetchWindowTurns)
 	case m.ChunkBytes < 0:

@@ -74,6 +74,10 @@ type Counts struct {
 	// there) or wasted (demoted again, not the session's any more, or its
 	// next turn needed no lookup or ended the session).
 	LookAheads, LookAheadUsed, LookAheadWasted int64
+	// Preloads are objects moved into a read buffer for held-back turns;
+	// each was used (its turn's load) or wasted (the turn found another
+	// version, on another node, or none)
+	Preloads, PreloadUsed, PreloadWasted int64
 	// ExportsBlocked waited for room in the asynchronous exports' buffer;
 	// ExportsDropped found it full and were not stored.
 	ExportsBlocked, ExportsDropped int64

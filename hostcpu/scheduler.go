@@ -22,6 +22,10 @@ type nodeState struct {
 	// load still moving
 	iterCost, iterEnd sim.Time
 	loadWait          bool
+	// preloaded bytes are in the read buffer or on their way; preloading:
+	// a pre-load is moving (one at a time)
+	preloaded  int64
+	preloading bool
 }
 
 // member is a request's part of an iteration: a prefill chunk or a decode.
@@ -106,6 +110,7 @@ func (s *System) reject(slot int) {
 	s.rejected++
 	s.records[r.record] = r.rec
 	r.sess.running, r.sess.dropped = false, true
+	s.settlePreload(r.sess)
 	s.release(r.sess)
 }
 

@@ -65,6 +65,7 @@ func (s *System) queried(slot int) {
 	r.rec.ReusedTokens = reused
 	s.meetRaise(r)
 	if reused == 0 {
+		s.settlePreload(r.sess) // no load will use it
 		s.imported(slot)
 		return
 	}

@@ -61,6 +61,9 @@ type session struct {
 	raised    bool
 	raisedKey kvstore.Key
 	waiter    int
+	// preload is the next turn's object on its way into, or in, a read
+	// buffer (preload.go)
+	preload preload
 }
 
 // request is one turn in flight.
@@ -127,6 +130,8 @@ type System struct {
 	// counts the sessions whose raise is moving
 	aheadOn             bool
 	firstWindow, raises int
+	// preloadOn: the closed loop pre-loads held-back turns (preload.go)
+	preloadOn bool
 }
 
 // The System's events.
@@ -144,6 +149,7 @@ const (
 	opStreamed
 	opPrefetched
 	opRaised
+	opPreloaded
 )
 
 // NewSystem builds the CPU side over the nodes' hardware. pool is the
@@ -186,6 +192,7 @@ func NewSystem(eng *sim.Engine, cfg Config, nodes []Node, pool *kvstore.Pool, w 
 	} else {
 		s.closed = newClosedLoop(cfg.MaxConcurrency, cfg.ClosedOrder, s.sessions)
 		s.aheadOn = lookAheadOn(cfg, pool)
+		s.preloadOn = PreloadOn(cfg) && pool != nil
 		if s.aheadOn && cfg.Mech.PrefetchWindowTurns == AutoWindow {
 			s.firstWindow = firstWindow(cfg, pool)
 		}
@@ -262,6 +269,8 @@ func (s *System) Handle(ev sim.Event) {
 		s.prefetched(int(ev.Arg))
 	case opRaised:
 		s.raisedPart(ev.Arg)
+	case opPreloaded:
+		s.preloadedPart(ev.Arg)
 	}
 }
 
@@ -315,6 +324,7 @@ func (s *System) decide(slot int) {
 	v, fits := s.fitWindow(slot, s.verdict(r))
 	if !fits {
 		s.settleRaise(sess, false) // the session ends
+		s.settlePreload(sess)
 		return
 	}
 	if v.action == park {
@@ -334,6 +344,7 @@ func (s *System) decide(slot int) {
 		return
 	}
 	s.settleRaise(sess, false) // no lookup will meet it
+	s.settlePreload(sess)
 	s.enqueue(slot)
 }
 

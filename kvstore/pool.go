@@ -163,6 +163,18 @@ func (p *Pool) Raise(now sim.Time, k Key) ([]Extent, []Move, error) {
 	return nil, nil, nil
 }
 
+// OnTop returns the extents of key k if the top tier holds it, nothing
+// otherwise. It is not a lookup: no tier counts it and nothing is touched
+// (CachedAttention's pre-loading reads what the next lookup will find).
+func (p *Pool) OnTop(k Key) []Extent {
+	d := p.tiers[0]
+	id, _ := d.find(k)
+	if id == none {
+		return nil
+	}
+	return onTier(d.ReadExtents(LookupResult{Hit: true, link: id}), 0)
+}
+
 // findObject finds a patent key in the first tier that has it.
 func (p *Pool) findObject(now sim.Time, k Key) (Found, error) {
 	var f Found

@@ -208,9 +208,9 @@ func (r *Run) buildNode(i int) (*builtNode, hostcpu.Node, error) {
 	if n.exec, err = accel.NewExecutor(eng, name("accel"), rs.node, rs.host.MaxBatch, rs.host.TokenBudget); err != nil {
 		return nil, hostcpu.Node{}, err
 	}
-	kvBytes := rs.node.KVCapacityBytes()
-	if rs.kvCapacity > 0 {
-		kvBytes = min(kvBytes, rs.kvCapacity)
+	kvBytes := rs.kvRoom()
+	if hostcpu.PreloadOn(rs.host) {
+		kvBytes -= rs.host.Mech.PreloadBufferBytes // the read buffer
 	}
 	kv, err := accel.NewKVMemory(kvBytes, rs.host.KVBytesPerToken, rs.kvBlock)
 	if err != nil {

@@ -35,6 +35,7 @@ func TestDocsListEveryEnumFromItsTable(t *testing.T) {
 		"store.save":          hostcpu.SaveModes.Names(),
 		"store.async_full":    hostcpu.FullPolicies.Names(),
 		"store.prefetch":      hostcpu.PrefetchPolicies.Names(),
+		"store.preload":       hostcpu.PreloadPolicies.Names(),
 		"store.eviction":      hostcpu.EvictionPolicies.Names(),
 	}
 	for key, names := range enums {

@@ -37,7 +37,7 @@ func resumed(res *Result) (n int, ttft, wait sim.Time) {
 func TestLayerwiseLoadLowersResumedTTFT(t *testing.T) {
 	for _, design := range []string{"cpu", "lmcache", "cachedattention"} {
 		t.Run(design, func(t *testing.T) {
-			base := append([]string{"system.design=" + design, "store.prefetch=none"}, evicting...)
+			base := append([]string{"system.design=" + design, "store.prefetch=none", "store.preload=none"}, evicting...)
 			whole := simulate(t, append(base, "store.load=whole")...)
 			layer := simulate(t, append(base, "store.load=layerwise")...)
 			nw, ttftW, waitW := resumed(whole)
@@ -192,6 +192,35 @@ func TestLookAheadWindowSizesItselfByTheTopTier(t *testing.T) {
 	}
 }
 
+// TestPreloadTakesTheLoadOffTheTurn: with store.preload: queue a closed
+// loop's held-back turns find their KV in the read buffer when they are
+// let in: their wait for KV falls, every pre-load is used or wasted, and
+// a buffer smaller than any object pre-loads nothing.
+func TestPreloadTakesTheLoadOffTheTurn(t *testing.T) {
+	run := func(sets ...string) (*Result, map[string]int64) {
+		res := simulate(t, append([]string{"system.design=cachedattention", "store.dram_tier=16GiB", "workload.max_concurrency=4"},
+			append(evicting, sets...)...)...)
+		return res, res.Summary().Store
+	}
+	offRes, off := run("store.preload=none")
+	onRes, on := run("store.preload=queue")
+	_, tiny := run("store.preload=queue", "store.preload_buffer=1MiB")
+	assert.NotContains(t, off, "preloads", "no pre-load counts without pre-loading")
+	require.Positive(t, on["preloads"])
+	assert.Positive(t, on["preload_used"])
+	assert.Equal(t, on["preloads"], on["preload_used"]+on["preload_wasted"])
+	assert.Zero(t, tiny["preloads"])
+	_, _, waitOff := resumed(offRes)
+	_, _, waitOn := resumed(onRes)
+	assert.Less(t, waitOn, waitOff)
+	for _, wait := range []string{"batch", "request"} { // a pre-load begun before the turn arrived is no wait of the turn's
+		res, _ := run("store.preload=queue", "store.load_wait="+wait)
+		for _, r := range res.Run.sys.Records() {
+			assert.LessOrEqual(t, r.KVWait, r.TTFT, "%s: request %d", wait, r.ID)
+		}
+	}
+}
+
 // TestLoadWaitRequestSitsOut: with store.load_wait: request a resumed
 // turn joins no iteration before its KV has landed, so its wait for KV
 // covers its whole load, while with batch the load overlaps the turn's own
@@ -263,6 +292,11 @@ func TestStoreKeysRefuseBadInput(t *testing.T) {
 		{[]string{"system.design=cachedattention", "store.load=whole"}, "key store.prefetch: queue needs store.load: layerwise"},
 		{[]string{"system.design=cpu", "store.save=async", "store.async_buffer=0GiB"}, "key store.async_buffer"},
 		{[]string{"store.chunk=-4MiB"}, "key store.chunk"},
+		{[]string{"store.preload=eager"}, `key store.preload: "eager" is not allowed (allowed: none, queue)`},
+		{[]string{"system.design=cpu", "store.preload=queue"}, "key store.preload: queue needs store.load: layerwise"},
+		{[]string{"system.design=cachedattention", "store.preload_buffer=0GiB"}, "key store.preload_buffer"},
+		{[]string{"system.design=cachedattention", "workload.max_concurrency=4", "accelerator.kv_capacity=8GiB", "store.preload_buffer=12GiB"},
+			"key store.preload_buffer: 12GiB leaves no KV memory: the accelerator has 8589934592 B for KV"},
 		{[]string{"store.load_wait=later"}, `key store.load_wait: "later" is not allowed (allowed: batch, request)`},
 		{[]string{"system.design=cpu", "store.load_wait=request"}, "key store.load_wait: request needs store.load: layerwise"},
 		{[]string{"workload.closed_order=random"}, `key workload.closed_order: "random" is not allowed (allowed: trace, session)`},
@@ -314,6 +348,7 @@ func TestMechanismCombinationsRunOrAreRefused(t *testing.T) {
 			"store.eviction=" + pick("lru", "queue-aware"), "store.dram_tier=" + pick("2GiB", "16GiB"),
 			"workload.max_concurrency=" + pick("0", "1", "4"), "workload.closed_order=" + pick("trace", "session"),
 			"store.prefetch_window=" + pick("auto", "0", "3", "50"), "storage.drives=" + pick("1", "2", "3"),
+			"store.preload=" + pick("none", "queue"), "store.preload_buffer=" + pick("1GiB", "12GiB"),
 			"cpu.gpu_links=" + pick("1", "2"), "workload.truncate_fill=" + pick("1", "0.5"),
 			"accelerator.max_model_len=" + pick("0", "2048"), "accelerator.retain=" + pick("on", "off"),
 		}

@@ -428,6 +428,9 @@ func (r *resolver) resolveStore(sc *Scenario, out *resolved) {
 		}
 		m.PrefetchWindowTurns = n
 	}
+	if st.Preload != "" {
+		m.Preload = pick(r, "store.preload", st.Preload, hostcpu.PreloadPolicies.Parse)
+	}
 	if st.Eviction != "" {
 		m.Eviction = pick(r, "store.eviction", st.Eviction, hostcpu.EvictionPolicies.Parse)
 	}
@@ -435,6 +438,8 @@ func (r *resolver) resolveStore(sc *Scenario, out *resolved) {
 	var err error
 	m.AsyncBufferBytes, err = ParseSize(st.AsyncBuffer)
 	r.check("store.async_buffer", err)
+	m.PreloadBufferBytes, err = ParseSize(st.PreloadBuffer)
+	r.check("store.preload_buffer", err)
 	if st.Chunk != "0" && st.Chunk != "0B" {
 		m.ChunkBytes, err = ParseSize(st.Chunk)
 		r.check("store.chunk", err)
@@ -470,6 +475,29 @@ func (r *resolver) resolveStore(sc *Scenario, out *resolved) {
 		key, _, _ = strings.Cut(key, " ")
 		r.fail(key, "%s", msg)
 	}
+	r.preloadBufferFits(st.PreloadBuffer, out)
+}
+
+// preloadBufferFits refuses a pre-load read buffer that leaves the
+// accelerator no memory for KV.
+func (r *resolver) preloadBufferFits(text string, out *resolved) {
+	if !hostcpu.PreloadOn(out.host) {
+		return
+	}
+	if room := out.kvRoom(); out.host.Mech.PreloadBufferBytes >= room {
+		r.fail(r.culprit("store.preload_buffer", "accelerator.kv_capacity"), "%s leaves no KV memory: the accelerator has %d B for KV", text, room)
+	}
+}
+
+// kvRoom is each node's memory for KV: what the device leaves, or
+// accelerator.kv_capacity if that is less; a pre-load read buffer takes
+// its share of it (build.go).
+func (out *resolved) kvRoom() int64 {
+	room := out.node.KVCapacityBytes()
+	if out.kvCapacity > 0 {
+		room = min(room, out.kvCapacity)
+	}
+	return room
 }
 
 // bufferHoldsAnObject refuses an asynchronous buffer smaller than the

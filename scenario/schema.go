@@ -131,9 +131,11 @@ type Store struct {
 	// PrefetchWindow is the look-ahead window in held-back turns, or
 	// auto (sized by the top tier).
 	PrefetchWindow string `yaml:"prefetch_window"`
-	Eviction       string `yaml:"eviction"`  // lru | queue-aware
-	Chunk          string `yaml:"chunk"`     // a size, or 0: whole extents hop by hop
-	DRAMTier       string `yaml:"dram_tier"` // a size: the host-DRAM tier of a design that has one
+	Preload        string `yaml:"preload"`        // none | queue
+	PreloadBuffer  string `yaml:"preload_buffer"` // a size: the read buffer in each node's accelerator memory
+	Eviction       string `yaml:"eviction"`       // lru | queue-aware
+	Chunk          string `yaml:"chunk"`          // a size, or 0: whole extents hop by hop
+	DRAMTier       string `yaml:"dram_tier"`      // a size: the host-DRAM tier of a design that has one
 }
 
 // TierSpec is one tier of the storage pool.

@@ -81,6 +81,9 @@ func (res *Result) Summary() reports.Summary {
 			s.Store["lookahead_wasted"] = c.LookAheadWasted
 		}
 	}
+	if hostcpu.PreloadOn(r.l.resolved.host) {
+		s.Store["preloads"], s.Store["preload_used"], s.Store["preload_wasted"] = c.Preloads, c.PreloadUsed, c.PreloadWasted
+	}
 	if m := r.l.resolved.host.Mech; m.Save == hostcpu.SaveAsync {
 		s.Store["exports_blocked"], s.Store["exports_dropped"] = c.ExportsBlocked, c.ExportsDropped
 	}

@@ -1,0 +1,190 @@
+package hostcpu
+
+import (
+	"fmt"
+
+	"github.com/kvcosim/kvcosim/kvstore"
+	"github.com/kvcosim/kvcosim/sim"
+)
+
+// Pre-loading: CachedAttention's layer-wise pre-loading reads a queued
+// job's KV into a read buffer in HBM while the jobs before it run, so that
+// the job finds its KV there when it starts. In a closed loop the turns
+// held back for a slot are that queue: with store.preload: queue the
+// top-tier object of the next held-back turn whose session is idle moves
+// into its node's read buffer (store.preload_buffer bytes), one object at
+// a time per node, in queue order. When the turn is admitted, its
+// layer-wise load is that move, begun early; the buffer's bytes become the
+// request's own KV memory.
+
+// preloadState is where a session's pre-load stands.
+type preloadState int8
+
+const (
+	preloadNone    preloadState = iota
+	preloadMoving               // its parts on their way into the read buffer
+	preloadLanded               // in the read buffer
+	preloadDropped              // wasted while moving: its parts still land
+)
+
+// preload is a session object's move into a node's read buffer.
+type preload struct {
+	state      preloadState
+	key        kvstore.Key
+	node       int
+	parts      int
+	bytes      int64
+	start, end sim.Time
+	waiter     int // the slot of a request whose load is this move, still moving; -1: none
+}
+
+// PreloadOn reports whether a run pre-loads, and so sets the read buffer
+// aside in each accelerator's memory: store.preload: queue, in a closed
+// loop, for a design whose CPU runs a store of session objects and loads
+// them layer by layer.
+func PreloadOn(cfg Config) bool {
+	return cfg.MaxConcurrency > 0 && cfg.Mech.Preload == PreloadQueue && cfg.Scheme != kvstore.SchemeBlock &&
+		cfg.Mech.Load == LoadLayerwise && cfg.Design.Stores && !cfg.Design.Card
+}
+
+// preloadQueued starts the pre-loads of the held-back turns, in queue
+// order, while their nodes' read buffers have room: each node moves one
+// object at a time, so the turn next in line gets its KV first.
+func (s *System) preloadQueued() {
+	if !s.preloadOn {
+		return
+	}
+	c := s.closed
+	for i := c.next; i < len(c.queue); i++ {
+		ref := c.queue[i]
+		sess := s.sessions[ref.session]
+		if ref.started || sess.turn != ref.turn || !s.preloadable(sess) {
+			continue
+		}
+		n := s.nodes[sess.lastNode]
+		if n.preloading {
+			continue
+		}
+		extents := s.pool.OnTop(*sess.exported)
+		if len(extents) == 0 {
+			continue // not in the top tier (yet): a raise may bring it
+		}
+		bytes := int64(0)
+		for _, x := range extents {
+			bytes += x.Bytes
+		}
+		if n.preloaded+bytes > s.cfg.Mech.PreloadBufferBytes {
+			return // the buffer fills in queue order: no later turn goes first
+		}
+		s.startPreload(sess, n, extents, bytes)
+	}
+}
+
+// preloadable reports whether a session's next turn may be pre-loaded:
+// its last turn and export are over, it has a stored object, it is not
+// resident on an accelerator, not being raised, and not pre-loaded yet.
+func (s *System) preloadable(sess *session) bool {
+	return !sess.dropped && !sess.holdsSlot && sess.exported != nil && !sess.exporting && sess.resident < 0 &&
+		sess.raising == 0 && sess.preload.state == preloadNone
+}
+
+// startPreload moves a session's top-tier extents into node n's read
+// buffer.
+func (s *System) startPreload(sess *session, n *nodeState, extents []kvstore.Extent, bytes int64) {
+	sess.preload = preload{state: preloadMoving, key: *sess.exported, node: n.index, bytes: bytes, start: s.eng.Now(), waiter: -1}
+	n.preloaded += bytes
+	n.preloading = true
+	s.counts.Preloads++
+	for _, x := range extents {
+		if x.Bytes > 0 {
+			sess.preload.parts++
+			s.moveExtent(int(sess.index), append(toHost(n, x.Tier, x.Addr), hop{link: n.ToGPU}), x.Bytes, opPreloaded)
+		}
+	}
+}
+
+// preloadedPart counts a part of a pre-load landing. With the last, a
+// request whose load it is has its KV, and the node's next pre-load starts.
+func (s *System) preloadedPart(index int64) {
+	sess := s.sessions[index]
+	p := &sess.preload
+	if p.state != preloadMoving && p.state != preloadDropped {
+		s.check(fmt.Errorf("hostcpu: at %v: a pre-load part landed for session %d, which has none moving", s.eng.Now(), sess.id))
+		return
+	}
+	if p.parts--; p.parts > 0 {
+		return
+	}
+	s.nodes[p.node].preloading = false
+	switch {
+	case p.state == preloadDropped:
+		p.state = preloadNone
+	case p.waiter >= 0:
+		slot := p.waiter
+		p.state = preloadNone
+		s.loaded(slot)
+	default:
+		p.state, p.end = preloadLanded, s.eng.Now()
+	}
+	s.preloadQueued()
+}
+
+// usePreload makes an admitted request's layer-wise load its session's
+// pre-load, if there is one of the object it found on its node, and
+// reports whether it did; a pre-load it cannot use is wasted. Either way
+// the read buffer's bytes leave it (a used pre-load's become the
+// request's KV memory).
+func (s *System) usePreload(slot int) bool {
+	r := s.reqs.At(slot)
+	p := &r.sess.preload
+	if p.state != preloadMoving && p.state != preloadLanded {
+		return false
+	}
+	s.nodes[p.node].preloaded -= p.bytes
+	defer s.preloadQueued()
+	if p.node != r.node || !r.found.Hit || p.key != *r.sess.exported || r.prefetch != prefetchNone {
+		s.dropPreload(r.sess)
+		return false
+	}
+	s.counts.PreloadUsed++
+	r.loadStart, r.load = p.start, loadLoading
+	if p.state == preloadMoving {
+		p.waiter = slot
+		return true
+	}
+	p.state = preloadNone
+	s.landed(slot, p.end) // at admission: nothing waits for it yet
+	return true
+}
+
+// settlePreload wastes the pre-load of a session that ends before its
+// next turn uses it, and frees its bytes of the read buffer.
+func (s *System) settlePreload(sess *session) {
+	if st := sess.preload.state; st == preloadMoving || st == preloadLanded {
+		s.nodes[sess.preload.node].preloaded -= sess.preload.bytes
+		s.dropPreload(sess)
+	}
+}
+
+// dropPreload wastes a session's pre-load: one still moving lands unused.
+func (s *System) dropPreload(sess *session) {
+	s.counts.PreloadWasted++
+	if sess.preload.state == preloadMoving {
+		sess.preload.state = preloadDropped
+		return
+	}
+	sess.preload.state = preloadNone
+}
+
+// unsettledPreloads counts the pre-loads no turn has used or wasted; a
+// closed loop runs every turn it pre-loads for, so at the end there are
+// none.
+func (s *System) unsettledPreloads() int64 {
+	var n int64
+	for _, sess := range s.sessions {
+		if st := sess.preload.state; st == preloadMoving || st == preloadLanded {
+			n++
+		}
+	}
+	return n
+}
