@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -109,8 +110,8 @@ func TestTruncationKeepsOnlyDecoupledKV(t *testing.T) {
 func TestTruncatedObjectsHoldTheirWindow(t *testing.T) {
 	for _, mode := range []string{"full", "delta"} {
 		t.Run(mode, func(t *testing.T) {
-			res := simulate(t, append([]string{"system.design=cachedattention", "store.dram_tier=20GB", "fpga.export_mode=" + mode,
-				"fpga.layout=layer-major"}, long...)...)
+			res := simulate(t, append(slices.Clone(long), "system.design=cachedattention", "store.dram_tier=20GB", "fpga.export_mode="+mode,
+				"fpga.layout=layer-major", "workload.sessions=16")...)
 			require.Positive(t, res.Summary().RequestsTruncated)
 			perToken := res.Run.l.resolved.host.KVBytesPerToken
 			region := res.Run.RegionBytes()
