@@ -47,22 +47,25 @@ func PreloadOn(cfg Config) bool {
 		cfg.Mech.Load == LoadLayerwise && cfg.Design.Stores && !cfg.Design.Card
 }
 
-// preloadQueued starts the pre-loads of the held-back turns, in queue
-// order, while their nodes' read buffers have room: each node moves one
-// object at a time, so the turn next in line gets its KV first.
+// preloadQueued starts the pre-loads of the held-back turns in queue
+// order, among as many of them as the look-ahead window spans (at least
+// as many as the loop has slots): each node moves one object at a time,
+// and a turn whose object does not fit its node's read buffer holds back
+// the turns behind it, so the turn next in line gets its KV first.
 func (s *System) preloadQueued() {
 	if !s.preloadOn {
 		return
 	}
 	c := s.closed
-	for i := c.next; i < len(c.queue); i++ {
+	window := max(s.aheadWindow(), s.cfg.MaxConcurrency)
+	for i, seen := c.next, 0; seen < window && i < len(c.queue); i++ {
 		ref := c.queue[i]
-		sess := s.sessions[ref.session]
-		if ref.started || sess.turn != ref.turn || !s.preloadable(sess) {
+		if ref.started {
 			continue
 		}
-		n := s.nodes[sess.lastNode]
-		if n.preloading {
+		seen++
+		sess := s.sessions[ref.session]
+		if sess.turn != ref.turn || !s.preloadable(sess) {
 			continue
 		}
 		extents := s.pool.OnTop(*sess.exported)
@@ -73,8 +76,9 @@ func (s *System) preloadQueued() {
 		for _, x := range extents {
 			bytes += x.Bytes
 		}
-		if n.preloaded+bytes > s.cfg.Mech.PreloadBufferBytes {
-			return // the buffer fills in queue order: no later turn goes first
+		n := s.nodes[sess.lastNode]
+		if n.preloading || n.preloaded+bytes > s.cfg.Mech.PreloadBufferBytes {
+			return // in queue order: no later turn goes first
 		}
 		s.startPreload(sess, n, extents, bytes)
 	}
