@@ -24,13 +24,19 @@ var ContextPolicies = names.New[ContextPolicy]("context policy", "truncate", "re
 // String returns the policy's name.
 func (p ContextPolicy) String() string { return ContextPolicies.Name(p) }
 
-// overWindow is how many tokens the request's prompt and output pass the
-// context window by (0: it fits, or the model has none).
-func (s *System) overWindow(r *request) int64 {
-	if s.cfg.ContextTokens == 0 {
+// cutFor is how many tokens a truncation of a turn of promptLen prompt
+// (historyLen of them history) and outputs output tokens must take: 0 when
+// they fit the context window (or the model has none); else enough
+// history more than they pass it by that prompt and output fill
+// TruncateFillPermille of the window (CachedAttention cuts the oldest
+// half), so that the next turns fit without another cut.
+func (s *System) cutFor(historyLen, promptLen, outputs int64) int64 {
+	over := max(0, promptLen+outputs-s.cfg.ContextTokens)
+	if s.cfg.ContextTokens == 0 || over == 0 {
 		return 0
 	}
-	return max(0, r.promptLen+r.rec.OutputTokens-s.cfg.ContextTokens)
+	fill := s.cfg.ContextTokens * s.cfg.TruncateFillPermille / 1000
+	return max(over, min(historyLen, promptLen+outputs-fill))
 }
 
 // fitWindow applies the context policy to a request about to be decided
@@ -38,26 +44,17 @@ func (s *System) overWindow(r *request) int64 {
 // returns false. A parked request is fitted when it is decided again.
 func (s *System) fitWindow(slot int, v verdict) (verdict, bool) {
 	r := s.reqs.At(slot)
-	over := s.overWindow(r)
-	if over == 0 || v.action == park {
+	cut := s.cutFor(r.sess.historyLen, r.promptLen, r.rec.OutputTokens)
+	if cut == 0 || v.action == park {
 		return v, true
 	}
-	if !s.truncate(r, s.deeperCut(r, over)) {
+	if !s.truncate(r, cut) {
 		s.decided(r, v.decision)
 		s.counts.ContextRejected++
 		s.reject(slot)
 		return v, false
 	}
 	return s.verdict(r), true
-}
-
-// deeperCut is how many tokens a truncation that must drop over takes:
-// enough history more that prompt and output fill TruncateFillPermille of
-// the window (CachedAttention cuts the oldest half), so that the next
-// turns fit without another cut.
-func (s *System) deeperCut(r *request, over int64) int64 {
-	fill := s.cfg.ContextTokens * s.cfg.TruncateFillPermille / 1000
-	return max(over, min(r.sess.historyLen, r.promptLen+r.rec.OutputTokens-fill))
 }
 
 // truncate drops the oldest over tokens of the request's prompt, history

@@ -52,7 +52,9 @@ func (s *System) startExport(sess *session, node int, record int) {
 		}
 	} else {
 		t.key = s.objectKey(sess)
-		t.from = t.key.Tokens - sess.historyLen // a session key counts the truncated tokens too
+		if s.cfg.Design.DecoupledPositions {
+			t.from = sess.cut // a session key counts the truncated tokens too
+		}
 		if sess.exported == nil || s.cfg.ExportMode == kvstore.ExportFull || t.from > sess.storedFrom {
 			newTokens = sess.historyLen // the whole object is rewritten (a delta too, after a truncation)
 		}

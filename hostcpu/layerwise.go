@@ -122,8 +122,8 @@ func (s *System) layerwiseEnd(r *request, c sim.Time) sim.Time {
 // into host memory (store.prefetch: queue).
 func (s *System) prefetch(slot int) {
 	r := s.reqs.At(slot)
-	if s.cfg.Mech.Prefetch != PrefetchQueue {
-		return
+	if s.cfg.Mech.Prefetch != PrefetchQueue || s.preloaded(r) {
+		return // no prefetch, or the KV is on its way into the accelerator already
 	}
 	n := s.nodes[r.node]
 	if n.KV.BlocksFor(r.rec.PromptTokens+r.rec.OutputTokens) > n.KV.Total() {

@@ -97,8 +97,9 @@ func (s *System) lookAhead() {
 // export is under way is passed over: its newest KV is on its way to the
 // top tier already.
 func (s *System) raise(sess *session) {
-	if sess.exported == nil || sess.running || sess.exporting || sess.dropped || sess.raising > 0 || sess.resident >= 0 {
-		return // nothing stored, its newest KV on the way up, or resident on an accelerator
+	if sess.exported == nil || sess.running || sess.exporting || sess.dropped || sess.raising > 0 || sess.resident >= 0 ||
+		sess.preload.state == preloadMoving || sess.preload.state == preloadLanded {
+		return // nothing stored, its newest KV on the way up, or resident on (or pre-loaded into) an accelerator
 	}
 	read, moves, err := s.pool.Raise(s.eng.Now(), *sess.exported)
 	s.check(err)

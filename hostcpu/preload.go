@@ -68,20 +68,41 @@ func (s *System) preloadQueued() {
 		if sess.turn != ref.turn || !s.preloadable(sess) {
 			continue
 		}
-		extents := s.pool.OnTop(*sess.exported)
-		if len(extents) == 0 {
-			continue // not in the top tier (yet): a raise may bring it
-		}
-		bytes := int64(0)
-		for _, x := range extents {
-			bytes += x.Bytes
+		extents, bytes := s.pool.OnTop(*sess.exported), s.nextTurnImport(sess)
+		if len(extents) == 0 || bytes == 0 {
+			continue // not in the top tier (yet: a raise may bring it), or the turn will read none of it
 		}
 		n := s.nodes[sess.lastNode]
-		if n.preloading || n.preloaded+bytes > s.cfg.Mech.PreloadBufferBytes {
+		if n.preloading {
+			continue
+		}
+		if n.preloaded+bytes > s.cfg.Mech.PreloadBufferBytes {
 			return // in queue order: no later turn goes first
 		}
-		s.startPreload(sess, n, extents, bytes)
+		s.startPreload(sess, n, readable(extents, bytes), bytes)
 	}
+}
+
+// nextTurnImport is how many bytes of its stored object the session's
+// next turn will import once its own truncation, if any, has cut the
+// history: none if the turn will be refused at the window or keep none of
+// the object.
+func (s *System) nextTurnImport(sess *session) int64 {
+	turn := sess.plan.Turns[sess.turn]
+	promptLen := sess.historyLen + turn.NewTokenCount
+	cut := s.cutFor(sess.historyLen, promptLen, turn.OutputCount)
+	if cut > 0 && (s.cfg.ContextPolicy != ContextTruncate || cut >= promptLen) {
+		return 0 // refused at the window
+	}
+	return s.stillValid(sess.storedTokens, cut) * s.cfg.KVBytesPerToken
+}
+
+// preloaded reports whether a session's pre-load of the object its request
+// found is moving into, or in, the read buffer of the request's node: the
+// request needs neither a prefetch nor a raise of that object.
+func (s *System) preloaded(r *request) bool {
+	p := r.sess.preload
+	return (p.state == preloadMoving || p.state == preloadLanded) && p.node == r.node && r.found.Hit && p.key == *r.sess.exported
 }
 
 // preloadable reports whether a session's next turn may be pre-loaded:
@@ -146,7 +167,7 @@ func (s *System) usePreload(slot int) bool {
 	}
 	s.nodes[p.node].preloaded -= p.bytes
 	defer s.preloadQueued()
-	if p.node != r.node || !r.found.Hit || p.key != *r.sess.exported || r.prefetch != prefetchNone {
+	if !s.preloaded(r) {
 		s.dropPreload(r.sess)
 		return false
 	}

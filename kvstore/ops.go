@@ -1,6 +1,8 @@
 package kvstore
 
 import (
+	"fmt"
+
 	"github.com/kvcosim/kvcosim/sim"
 )
 
@@ -84,8 +86,11 @@ func (d *Directory) Export(now sim.Time, k Key, prev *Key) (ExportResult, error)
 // that holds none of the tokens truncated away since: otherwise the kept
 // tokens are written whole, and later deltas append to them.
 func (d *Directory) export(now sim.Time, k Key, prev *Key, from int64) (ExportResult, error) {
-	d.Expire(now)
 	var res ExportResult
+	if from < 0 || from >= k.Tokens {
+		return res, &InvariantError{fmt.Sprintf("fpga invariant violated at %v: export of %d tokens from token %d", now, k.Tokens, from)}
+	}
+	d.Expire(now)
 	id, hops := d.find(k)
 	res.Hops += hops
 	if id != none {

@@ -1,7 +1,11 @@
 package scenario
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -132,4 +136,26 @@ func TestDefaultPoliciesAndWindows(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, hostcpu.ContextTruncate, l.resolved.host.ContextPolicy)
 	assert.Equal(t, int64(8192), l.resolved.host.ContextTokens)
+}
+
+// TestTokenIDTracesStoreFromTheFirstToken: a trace with token ids keeps
+// its sessions' output counts but not their ids; a design whose KV keeps
+// its positions stores every object from token 0 (a negative first token
+// once made stored objects larger than their histories; the store's
+// invariant check now stops such a run).
+func TestTokenIDTracesStoreFromTheFirstToken(t *testing.T) {
+	var b strings.Builder
+	for turn := range 3 {
+		for s := range 3 {
+			fmt.Fprintf(&b, `{"session": "s%d", "turn": %d, "arrival_s": %d, "token_ids": [%d, 2, 3, 4], "output_tokens": 50}`+"\n",
+				s, turn, 30*turn+s, 10*s+turn)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "ids.jsonl")
+	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
+	for _, mode := range []string{"full", "delta"} {
+		s := simulate(t, "workload.kind=sessions", "workload.path="+path, "system.design=cpu", "accelerator.retain=off", "fpga.layout=layer-major",
+			"fpga.export_mode="+mode).Summary()
+		assert.Equal(t, int64(9), s.Store["exports"], mode)
+	}
 }

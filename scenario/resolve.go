@@ -475,17 +475,22 @@ func (r *resolver) resolveStore(sc *Scenario, out *resolved) {
 		key, _, _ = strings.Cut(key, " ")
 		r.fail(key, "%s", msg)
 	}
-	r.preloadBufferFits(st.PreloadBuffer, out)
+	r.checkPreload(st, out)
 }
 
-// preloadBufferFits refuses a pre-load read buffer that leaves the
-// accelerator no memory for KV.
-func (r *resolver) preloadBufferFits(text string, out *resolved) {
+// checkPreload refuses pre-loading set where it cannot run, and a
+// read buffer that leaves the accelerator less than one KV block.
+func (r *resolver) checkPreload(st Store, out *resolved) {
 	if !hostcpu.PreloadOn(out.host) {
+		if st.Preload != "" && out.host.Mech.Preload == hostcpu.PreloadQueue { // set, not the design's own
+			r.fail(r.culprit("store.preload", "system.design", "fpga.hashing", "workload.max_concurrency"),
+				"queue pre-loads a CPU-run store's session objects for the turns a closed loop holds back (workload.max_concurrency > 0; not the block scheme or the fpga design) (allowed here: none)")
+		}
 		return
 	}
-	if room := out.kvRoom(); out.host.Mech.PreloadBufferBytes >= room {
-		r.fail(r.culprit("store.preload_buffer", "accelerator.kv_capacity"), "%s leaves no KV memory: the accelerator has %d B for KV", text, room)
+	block := out.host.KVBytesPerToken * out.kvBlock
+	if room := out.kvRoom(); out.host.Mech.PreloadBufferBytes > room-block {
+		r.fail(r.culprit("store.preload_buffer", "accelerator.kv_capacity"), "%s leaves less than one KV block (%d B) of the accelerator's %d B for KV", st.PreloadBuffer, block, room)
 	}
 }
 
