@@ -98,7 +98,7 @@ func (s *System) lookAhead() {
 // top tier already.
 func (s *System) raise(sess *session) {
 	if sess.exported == nil || sess.running || sess.exporting || sess.dropped || sess.raising > 0 || sess.resident >= 0 ||
-		sess.preload.state == preloadMoving || sess.preload.state == preloadLanded {
+		sess.preload.held() {
 		return // nothing stored, its newest KV on the way up, or resident on (or pre-loaded into) an accelerator
 	}
 	read, moves, err := s.pool.Raise(s.eng.Now(), *sess.exported)

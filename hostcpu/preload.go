@@ -38,6 +38,10 @@ type preload struct {
 	waiter     int // the slot of a request whose load is this move, still moving; -1: none
 }
 
+// held reports whether the pre-load is moving into, or in, the read
+// buffer and no turn has used or wasted it yet.
+func (p preload) held() bool { return p.state == preloadMoving || p.state == preloadLanded }
+
 // PreloadOn reports whether a run pre-loads, and so sets the read buffer
 // aside in each accelerator's memory: store.preload: queue, in a closed
 // loop, for a design whose CPU runs a store of session objects and loads
@@ -102,7 +106,7 @@ func (s *System) nextTurnImport(sess *session) int64 {
 // request needs neither a prefetch nor a raise of that object.
 func (s *System) preloaded(r *request) bool {
 	p := r.sess.preload
-	return (p.state == preloadMoving || p.state == preloadLanded) && p.node == r.node && r.found.Hit && p.key == *r.sess.exported
+	return p.held() && p.node == r.node && r.found.Hit && p.key == *r.sess.exported
 }
 
 // preloadable reports whether a session's next turn may be pre-loaded:
@@ -162,15 +166,15 @@ func (s *System) preloadedPart(index int64) {
 func (s *System) usePreload(slot int) bool {
 	r := s.reqs.At(slot)
 	p := &r.sess.preload
-	if p.state != preloadMoving && p.state != preloadLanded {
+	if !p.held() {
+		return false
+	}
+	defer s.preloadQueued()
+	if !s.preloaded(r) {
+		s.settlePreload(r.sess)
 		return false
 	}
 	s.nodes[p.node].preloaded -= p.bytes
-	defer s.preloadQueued()
-	if !s.preloaded(r) {
-		s.dropPreload(r.sess)
-		return false
-	}
 	s.counts.PreloadUsed++
 	r.loadStart, r.load = p.start, loadLoading
 	if p.state == preloadMoving {
@@ -182,23 +186,21 @@ func (s *System) usePreload(slot int) bool {
 	return true
 }
 
-// settlePreload wastes the pre-load of a session that ends before its
-// next turn uses it, and frees its bytes of the read buffer.
+// settlePreload wastes a session's pre-load that its next turn cannot use
+// (or that turn never comes) and frees its bytes of the read buffer; one
+// still moving lands unused.
 func (s *System) settlePreload(sess *session) {
-	if st := sess.preload.state; st == preloadMoving || st == preloadLanded {
-		s.nodes[sess.preload.node].preloaded -= sess.preload.bytes
-		s.dropPreload(sess)
-	}
-}
-
-// dropPreload wastes a session's pre-load: one still moving lands unused.
-func (s *System) dropPreload(sess *session) {
-	s.counts.PreloadWasted++
-	if sess.preload.state == preloadMoving {
-		sess.preload.state = preloadDropped
+	p := &sess.preload
+	if !p.held() {
 		return
 	}
-	sess.preload.state = preloadNone
+	s.nodes[p.node].preloaded -= p.bytes
+	s.counts.PreloadWasted++
+	if p.state == preloadMoving {
+		p.state = preloadDropped
+		return
+	}
+	p.state = preloadNone
 }
 
 // unsettledPreloads counts the pre-loads no turn has used or wasted; a
@@ -207,7 +209,7 @@ func (s *System) dropPreload(sess *session) {
 func (s *System) unsettledPreloads() int64 {
 	var n int64
 	for _, sess := range s.sessions {
-		if st := sess.preload.state; st == preloadMoving || st == preloadLanded {
+		if sess.preload.held() {
 			n++
 		}
 	}
