@@ -72,15 +72,15 @@ func (s *System) preloadQueued() {
 		if sess.turn != ref.turn || !s.preloadable(sess) {
 			continue
 		}
-		extents, bytes := s.pool.OnTop(*sess.exported), s.nextTurnImport(sess)
-		if len(extents) == 0 || bytes == 0 {
-			continue // not in the top tier (yet: a raise may bring it), or the turn will read none of it
-		}
 		n := s.nodes[sess.lastNode]
 		if n.preloading {
 			continue
 		}
-		if n.preloaded+bytes > s.cfg.Mech.PreloadBufferBytes {
+		extents, bytes := s.pool.OnTop(*sess.exported), s.nextTurnImport(sess)
+		if len(extents) == 0 || bytes == 0 {
+			continue // not in the top tier (yet: a raise may bring it), or the turn will read none of it
+		}
+		if n.preloadBytes+bytes > s.cfg.Mech.PreloadBufferBytes {
 			return // in queue order: no later turn goes first
 		}
 		s.startPreload(sess, n, readable(extents, bytes), bytes)
@@ -121,7 +121,7 @@ func (s *System) preloadable(sess *session) bool {
 // buffer.
 func (s *System) startPreload(sess *session, n *nodeState, extents []kvstore.Extent, bytes int64) {
 	sess.preload = preload{state: preloadMoving, key: *sess.exported, node: n.index, bytes: bytes, start: s.eng.Now(), waiter: -1}
-	n.preloaded += bytes
+	n.preloadBytes += bytes
 	n.preloading = true
 	s.counts.Preloads++
 	for _, x := range extents {
@@ -174,7 +174,7 @@ func (s *System) usePreload(slot int) bool {
 		s.settlePreload(r.sess)
 		return false
 	}
-	s.nodes[p.node].preloaded -= p.bytes
+	s.nodes[p.node].preloadBytes -= p.bytes
 	s.counts.PreloadUsed++
 	r.loadStart, r.load = p.start, loadLoading
 	if p.state == preloadMoving {
@@ -194,7 +194,7 @@ func (s *System) settlePreload(sess *session) {
 	if !p.held() {
 		return
 	}
-	s.nodes[p.node].preloaded -= p.bytes
+	s.nodes[p.node].preloadBytes -= p.bytes
 	s.counts.PreloadWasted++
 	if p.state == preloadMoving {
 		p.state = preloadDropped

@@ -22,10 +22,10 @@ type nodeState struct {
 	// load still moving
 	iterCost, iterEnd sim.Time
 	loadWait          bool
-	// preloaded bytes are in the read buffer or on their way; preloading:
-	// a pre-load is moving (one at a time)
-	preloaded  int64
-	preloading bool
+	// preloadBytes are in the read buffer or on their way; preloading: a
+	// pre-load is moving (one at a time)
+	preloadBytes int64
+	preloading   bool
 }
 
 // member is a request's part of an iteration: a prefill chunk or a decode.
