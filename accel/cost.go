@@ -2,6 +2,7 @@ package accel
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/kvcosim/kvcosim/sim"
 )
@@ -193,7 +194,7 @@ func (n *Node) Cost(it Iteration) Cost {
 		c.Kernels = d.KernelTime(n.Kernels.DecodeStep(it.Sequences(), n.Model.Vocab, meanContext(it)))
 	}
 	gpu := max(c.Compute, c.Memory) + c.AllReduce + c.Kernels
-	c.Total = n.Engine.around(gpu, n.Model.Layers, len(it.Decodes)+len(it.Prefills), len(it.Prefills) > 0)
+	c.Total = n.Engine.around(gpu, n.Model.Layers, len(it.Decodes)+len(it.Prefills), len(it.Prefills))
 	c.Overhead = c.Total - gpu
 	return c
 }
@@ -215,7 +216,7 @@ func (n *Node) allReduce(tokens int64) sim.Time {
 	data := float64(tokens) * float64(n.Model.Hidden) * 2 // bf16 activations
 	eff := d.AllReduceEfficiency
 	if d.AllReduceLargeBytes > 0 && data > d.AllReduceLargeBytes {
-		eff = d.AllReduceLargeEfficiency
+		eff = d.AllReduceLargeEfficiency * math.Pow(d.AllReduceLargeBytes/data, d.AllReduceLargeExponent)
 	}
 	per := 2*(tp-1)*float64(d.NVLinkHopLatency) + 2*(tp-1)/tp*data/(float64(d.NVLinkBandwidth)*eff)*1e12
 	return sim.TimeOf(2 * float64(n.Model.Layers) * per)

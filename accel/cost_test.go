@@ -107,6 +107,9 @@ func TestAllReduceLargeMessagesReachTheirOwnEfficiency(t *testing.T) {
 	assert.Equal(t, 2*small, n.Cost(Iteration{Decodes: []int64{1, 1, 1}}).AllReduce, "above 23 B: half the efficiency, twice the time")
 	n.Device.AllReduceLargeBytes = 24
 	assert.Equal(t, small, n.Cost(Iteration{Decodes: []int64{1, 1, 1}}).AllReduce, "24 B is not above 24 B")
+	n.Device.AllReduceLargeBytes, n.Device.AllReduceLargeExponent = 12, 1
+	assert.Equal(t, 4*small, n.Cost(Iteration{Decodes: []int64{1, 1, 1}}).AllReduce,
+		"twice the threshold at exponent 1: a quarter of the efficiency, four times the time")
 }
 
 func TestPrefillLaunchesApplyToMixedIterations(t *testing.T) {
@@ -120,12 +123,15 @@ func TestPrefillLaunchesApplyToMixedIterations(t *testing.T) {
 
 func TestEngineOverlapTakesTheLargerOfLaunchesAndWork(t *testing.T) {
 	e := Engine{LayerLaunch: 100, Overlap: 1000}
-	assert.InDelta(t, 5000, float64(e.around(5000, 10, 1, false)), 1, "launches (1,000) hide behind the GPU's work")
-	assert.InDelta(t, 1000, float64(e.around(10, 10, 1, false)), 1, "the GPU waits for the launches")
+	assert.InDelta(t, 5000, float64(e.around(5000, 10, 1, 0)), 1, "launches (1,000) hide behind the GPU's work")
+	assert.InDelta(t, 1000, float64(e.around(10, 10, 1, 0)), 1, "the GPU waits for the launches")
 	e.Overlap = 1
-	assert.Equal(t, sim.Time(6000), e.around(5000, 10, 1, false), "no overlap: they add")
+	assert.Equal(t, sim.Time(6000), e.around(5000, 10, 1, 0), "no overlap: they add")
 	e.SequenceOverhead, e.IterationOverhead = 7, 3
-	assert.Equal(t, sim.Time(6000+3+4*7), e.around(5000, 10, 4, false))
+	assert.Equal(t, sim.Time(6000+3+4*7), e.around(5000, 10, 4, 0))
+	e.PromptOverhead = 100
+	assert.Equal(t, sim.Time(6000+3+4*7), e.around(5000, 10, 4, 1), "one prompt pays no prompt overhead")
+	assert.Equal(t, sim.Time(6000+3+4*7+2*100), e.around(5000, 10, 4, 3), "each prompt after the first pays it")
 }
 
 func TestKernelHookChargesSequences(t *testing.T) {

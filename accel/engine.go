@@ -25,17 +25,22 @@ type Engine struct {
 	// SequenceOverhead is the host's work per sequence of an iteration
 	// (preparing its inputs, reading its token back).
 	SequenceOverhead sim.Time
+	// PromptOverhead is the time each prompt of an iteration after its
+	// first adds: Splitwise's A100 runs take 7-59 ms longer per extra
+	// prompt than one prompt of the same tokens (their H100 runs do not).
+	PromptOverhead sim.Time
 	// Overlap is how far the host's launches hide behind the GPU's work
 	// (the exponent of their norm: 1 adds them, large takes the larger).
 	Overlap float64
 }
 
-// around is an iteration of seqs sequences: the GPU's work and the host's
-// launches, overlapped (their Overlap-norm: the larger of the two when
-// Overlap is large, their sum at 1), plus the overheads.
-func (e Engine) around(gpu sim.Time, layers, seqs int, prompt bool) sim.Time {
+// around is an iteration of seqs sequences, prompts of them prompts: the
+// GPU's work and the host's launches, overlapped (their Overlap-norm: the
+// larger of the two when Overlap is large, their sum at 1), plus the
+// overheads.
+func (e Engine) around(gpu sim.Time, layers, seqs, prompts int) sim.Time {
 	perLayer := e.LayerLaunch
-	if prompt && e.PrefillLayerLaunch > 0 {
+	if prompts > 0 && e.PrefillLayerLaunch > 0 {
 		perLayer = e.PrefillLayerLaunch
 	}
 	launch := float64(sim.Time(layers) * perLayer)
@@ -45,7 +50,8 @@ func (e Engine) around(gpu sim.Time, layers, seqs int, prompt bool) sim.Time {
 		hi, lo := max(both, launch), min(both, launch)
 		both = hi * math.Pow(1+math.Pow(lo/hi, k), 1/k)
 	}
-	return sim.TimeOf(both) + e.IterationOverhead + sim.Time(seqs)*e.SequenceOverhead
+	return sim.TimeOf(both) + e.IterationOverhead + sim.Time(seqs)*e.SequenceOverhead +
+		sim.Time(max(prompts-1, 0))*e.PromptOverhead
 }
 
 // EngineNames lists the engines' names.

@@ -6,20 +6,25 @@ import "github.com/kvcosim/kvcosim/sim"
 
 // The device classes' coefficients FitPresets finds (docs/accel.md gives each one's provenance).
 var (
-	a100Fit = fit{Linear: 0.7943, LinearHalfTokens: 130.9, Attention: 0.75, CachedAttention: 0.2372, Memory: 0.6273,
-		AllReduce: 0.3474, AllReduceLargeBytes: 5e+07, AllReduceLarge: 0.09411, HopLatency: 13301 * sim.Nanosecond}
+	a100Fit = fit{Linear: 0.7891, LinearHalfTokens: 127, Attention: 0.2318, CachedAttention: 0.2372, Memory: 0.6422,
+		AllReduce: 0.447, AllReduceLargeBytes: 3.366e+07, AllReduceLarge: 0.2314, AllReduceLargeExponent: 0.2227,
+		HopLatency: 12676 * sim.Nanosecond}
 	h100Fit = fit{Linear: 0.5386, LinearHalfTokens: 50.67, Attention: 0.4629, CachedAttention: 0.2372, Memory: 0.7938,
-		AllReduce: 0.4315, AllReduceLargeBytes: 5e+07, AllReduceLarge: 0.184, HopLatency: 8066 * sim.Nanosecond}
+		AllReduce: 0.4315, AllReduceLargeBytes: 5e+07, AllReduceLarge: 0.184, AllReduceLargeExponent: 0,
+		HopLatency: 8066 * sim.Nanosecond}
 )
 
 // Engines are the serving stacks, by name, fitted with the H100 class: cuda-graphs (vLLM, SGLang and
 // TensorRT-LLM, whose decode steps are captured graphs; the default), eager (Hugging Face transformers)
-// and vllm-v0 (vLLM 0.x, the engine of Splitwise's runs).
+// and vllm-v0 (vLLM 0.x, the engine of Splitwise's H100 runs); and vllm-v0-a100, fitted with the A100
+// class (vLLM 0.x as Splitwise's A100 runs show it, paying for each extra prompt of a batch).
 var Engines = []Engine{
 	{Name: "cuda-graphs", IterationOverhead: 312109 * sim.Nanosecond, LayerLaunch: 0 * sim.Nanosecond, PrefillLayerLaunch: 0 * sim.Nanosecond,
-		SequenceOverhead: 1465 * sim.Nanosecond, Overlap: 0},
+		SequenceOverhead: 1465 * sim.Nanosecond, PromptOverhead: 0 * sim.Nanosecond, Overlap: 0},
 	{Name: "eager", IterationOverhead: 6113281 * sim.Nanosecond, LayerLaunch: 1008789 * sim.Nanosecond, PrefillLayerLaunch: 187500 * sim.Nanosecond,
-		SequenceOverhead: 3909 * sim.Nanosecond, Overlap: 20},
+		SequenceOverhead: 3909 * sim.Nanosecond, PromptOverhead: 0 * sim.Nanosecond, Overlap: 20},
 	{Name: "vllm-v0", IterationOverhead: 911935 * sim.Nanosecond, LayerLaunch: 345703 * sim.Nanosecond, PrefillLayerLaunch: 597656 * sim.Nanosecond,
-		SequenceOverhead: 255859 * sim.Nanosecond, Overlap: 6.01},
+		SequenceOverhead: 255859 * sim.Nanosecond, PromptOverhead: 0 * sim.Nanosecond, Overlap: 6.01},
+	{Name: "vllm-v0-a100", IterationOverhead: 1132813 * sim.Nanosecond, LayerLaunch: 410156 * sim.Nanosecond, PrefillLayerLaunch: 729492 * sim.Nanosecond,
+		SequenceOverhead: 332031 * sim.Nanosecond, PromptOverhead: 41796875 * sim.Nanosecond, Overlap: 5.249},
 }
