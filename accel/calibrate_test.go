@@ -69,3 +69,13 @@ func TestPossibleLeavesOutOnlyTheShortRuns(t *testing.T) {
 		assert.Equal(t, 310, len(fit)+len(held))
 	}
 }
+
+// TestSplitwiseClassesNameFittedEngines: each Splitwise hardware's engine
+// is one of the fitted engines, so its checks do not run on a zero engine.
+func TestSplitwiseClassesNameFittedEngines(t *testing.T) {
+	for _, c := range splitwiseClasses {
+		e, err := ParseEngine(c.engine)
+		require.NoError(t, err, c.hardware)
+		assert.Positive(t, e.IterationOverhead, c.engine)
+	}
+}

@@ -2,7 +2,6 @@ package accel
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/kvcosim/kvcosim/sim"
 )
@@ -216,7 +215,7 @@ func (n *Node) allReduce(tokens int64) sim.Time {
 	data := float64(tokens) * float64(n.Model.Hidden) * 2 // bf16 activations
 	eff := d.AllReduceEfficiency
 	if d.AllReduceLargeBytes > 0 && data > d.AllReduceLargeBytes {
-		eff = d.AllReduceLargeEfficiency * math.Pow(d.AllReduceLargeBytes/data, d.AllReduceLargeExponent)
+		eff = d.AllReduceLargeEfficiency
 	}
 	per := 2*(tp-1)*float64(d.NVLinkHopLatency) + 2*(tp-1)/tp*data/(float64(d.NVLinkBandwidth)*eff)*1e12
 	return sim.TimeOf(2 * float64(n.Model.Layers) * per)

@@ -38,11 +38,6 @@ type Device struct {
 	// protocol by the message's size; 0: one efficiency for every size).
 	AllReduceLargeBytes      float64
 	AllReduceLargeEfficiency float64
-	// AllReduceLargeExponent makes a large message's efficiency fall with
-	// its size, as (AllReduceLargeBytes / size)^exponent: Splitwise's A100
-	// runs spend about 2.8 times as long per all-reduce at 128 MB as at
-	// 64 MB (0: the same efficiency for every large message).
-	AllReduceLargeExponent float64
 	// SMs is the number of streaming multiprocessors; KernelLaunch the
 	// cost of one kernel launch.
 	SMs          int
@@ -73,8 +68,7 @@ func (d Device) Validate() error {
 	for _, x := range []struct {
 		name string
 		v    float64
-	}{{"linear_half_tokens", d.LinearHalfTokens}, {"allreduce_large_mb", d.AllReduceLargeBytes / 1e6},
-		{"allreduce_large_exponent", d.AllReduceLargeExponent}} {
+	}{{"linear_half_tokens", d.LinearHalfTokens}, {"allreduce_large_mb", d.AllReduceLargeBytes / 1e6}} {
 		if !(x.v >= 0) || math.IsInf(x.v, 0) {
 			return fmt.Errorf("device %q: %s = %v: must not be negative", d.Name, x.name, x.v)
 		}
@@ -90,7 +84,6 @@ func (d Device) Validate() error {
 type fit struct {
 	Linear, LinearHalfTokens, Attention, CachedAttention, Memory float64
 	AllReduce, AllReduceLargeBytes, AllReduceLarge               float64
-	AllReduceLargeExponent                                       float64
 	HopLatency                                                   sim.Time
 }
 
@@ -109,7 +102,6 @@ func (d Device) with(f fit) Device {
 	d.CachedAttentionEfficiency, d.MemoryEfficiency = f.CachedAttention, f.Memory
 	d.AllReduceEfficiency, d.NVLinkHopLatency = f.AllReduce, f.HopLatency
 	d.AllReduceLargeBytes, d.AllReduceLargeEfficiency = f.AllReduceLargeBytes, f.AllReduceLarge
-	d.AllReduceLargeExponent = f.AllReduceLargeExponent
 	return d
 }
 
@@ -117,8 +109,7 @@ func (d Device) with(f fit) Device {
 func (d Device) fitted() fit {
 	return fit{Linear: d.LinearEfficiency, LinearHalfTokens: d.LinearHalfTokens, Attention: d.AttentionEfficiency,
 		CachedAttention: d.CachedAttentionEfficiency, Memory: d.MemoryEfficiency, AllReduce: d.AllReduceEfficiency,
-		AllReduceLargeBytes: d.AllReduceLargeBytes, AllReduceLarge: d.AllReduceLargeEfficiency,
-		AllReduceLargeExponent: d.AllReduceLargeExponent, HopLatency: d.NVLinkHopLatency}
+		AllReduceLargeBytes: d.AllReduceLargeBytes, AllReduceLarge: d.AllReduceLargeEfficiency, HopLatency: d.NVLinkHopLatency}
 }
 
 // Device presets from the vendors' datasheets: dense bf16 peak, HBM

@@ -30,7 +30,6 @@ type DeviceFile struct {
 	AllReduceEfficiency       *float64 `yaml:"allreduce_efficiency"`
 	AllReduceLargeMB          *float64 `yaml:"allreduce_large_mb"`
 	AllReduceLargeEfficiency  *float64 `yaml:"allreduce_large_efficiency"`
-	AllReduceLargeExponent    *float64 `yaml:"allreduce_large_exponent"`
 	NVLinkHopLatencyUs        *float64 `yaml:"nvlink_hop_latency_us"`
 }
 
@@ -66,7 +65,6 @@ func (f DeviceFile) fields() []deviceField {
 		eff("allreduce_efficiency", f.AllReduceEfficiency, func(d *Device, v float64) { d.AllReduceEfficiency = v }),
 		{"allreduce_large_mb", f.AllReduceLargeMB, 0, 1e6, func(d *Device, v float64) { d.AllReduceLargeBytes = v * 1e6 }},
 		eff("allreduce_large_efficiency", f.AllReduceLargeEfficiency, func(d *Device, v float64) { d.AllReduceLargeEfficiency = v }),
-		{"allreduce_large_exponent", f.AllReduceLargeExponent, 0, 4, func(d *Device, v float64) { d.AllReduceLargeExponent = v }},
 		{"nvlink_hop_latency_us", f.NVLinkHopLatencyUs, 0, 1e3, func(d *Device, v float64) { d.NVLinkHopLatency = sim.TimeOf(v * 1e6) }},
 	}
 }
@@ -117,7 +115,7 @@ func DeviceFileOf(base string, d Device) DeviceFile {
 		AttentionEfficiency: p(d.AttentionEfficiency), CachedAttentionEfficiency: p(d.CachedAttentionEfficiency),
 		MemoryEfficiency: p(d.MemoryEfficiency), AllReduceEfficiency: p(d.AllReduceEfficiency),
 		AllReduceLargeMB: p(d.AllReduceLargeBytes / 1e6), AllReduceLargeEfficiency: p(d.AllReduceLargeEfficiency),
-		AllReduceLargeExponent: p(d.AllReduceLargeExponent), NVLinkHopLatencyUs: p(float64(d.NVLinkHopLatency) / 1e6)}
+		NVLinkHopLatencyUs: p(float64(d.NVLinkHopLatency) / 1e6)}
 }
 
 // YAML writes the file, a key a line, headed by comment lines.

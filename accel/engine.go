@@ -34,9 +34,9 @@ type Engine struct {
 	Overlap float64
 }
 
-// around is an iteration of seqs sequences, prompts of them prompts: the
-// GPU's work and the host's launches, overlapped (their Overlap-norm: the
-// larger of the two when Overlap is large, their sum at 1), plus the
+// around is an iteration of seqs sequences, of which prompts are prompts:
+// the GPU's work and the host's launches, overlapped (their Overlap-norm:
+// the larger of the two when Overlap is large, their sum at 1), plus the
 // overheads.
 func (e Engine) around(gpu sim.Time, layers, seqs, prompts int) sim.Time {
 	perLayer := e.LayerLaunch

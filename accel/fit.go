@@ -133,8 +133,6 @@ var deviceCoefficients = []coefficient{
 		func(d *Device, _ map[string]Engine, v float64) { d.AllReduceLargeBytes = v * 1e6 }},
 	{"all-reduce large efficiency", 0.01, 1, func(d *Device, _ map[string]Engine) float64 { return d.AllReduceLargeEfficiency },
 		func(d *Device, _ map[string]Engine, v float64) { d.AllReduceLargeEfficiency = v }},
-	{"all-reduce large exponent", 0, 2, func(d *Device, _ map[string]Engine) float64 { return d.AllReduceLargeExponent },
-		func(d *Device, _ map[string]Engine, v float64) { d.AllReduceLargeExponent = v }},
 	{"nvlink hop latency (us)", 0, 20, func(d *Device, _ map[string]Engine) float64 { return float64(d.NVLinkHopLatency) / 1e6 },
 		func(d *Device, _ map[string]Engine, v float64) { d.NVLinkHopLatency = sim.TimeOf(v * 1e6) }},
 }
@@ -220,24 +218,12 @@ var engineStart = []struct {
 	{Engine{Name: "vllm-v0", IterationOverhead: 1 * sim.Millisecond, LayerLaunch: 500 * sim.Microsecond, Overlap: 8}, true},
 }
 
-// a100LargeStart is where the A100 class's large all-reduces start: the
-// time per all-reduce its runs of equal work per GPU give (1.9 ms at 64 MB,
-// 5.3 ms at 128 MB, at TP 4 and 8 alike) is an efficiency of about 0.2
-// falling as the size's square root; from the H100's flat 0.18 the fit
-// stays in the flat valley.
-var a100LargeStart = struct{ efficiency, exponent float64 }{0.2, 0.5}
-
-// a100Only are the device coefficients only the A100 class fits: the H100
-// runs show no large all-reduce growing slower with its size, and fitting
-// it there (0.03) would move every H100 figure for a held-out prompt p90
-// of 9.6 % instead of 10.3 %.
-var a100Only = []string{"all-reduce large exponent"}
-
 // FitPresets fits the H100 class on the H100 profile and on half of
 // Splitwise's H100 configurations together (the device's coefficients and
 // the engines'), then the A100 class, from the H100's values, on half of
-// Splitwise's A100 configurations with the engines held; each is measured
-// on the other half. TestFittedCoefficients writes the presets from it.
+// Splitwise's A100 configurations with those engines held and the engine
+// of its runs (vllm-v0-a100, from vllm-v0's values, with its per-extra-
+// prompt time) fitted beside it; each is measured on the other half. TestFittedCoefficients writes the presets from it.
 func FitPresets() (Fit, error) {
 	ms, err := loadMeasurements()
 	if err != nil {
@@ -248,7 +234,7 @@ func FitPresets() (Fit, error) {
 		return Fit{}, err
 	}
 	engines := map[string]Engine{}
-	engineCs := coefficientsBut(a100Only...)
+	engineCs := slices.Clone(deviceCoefficients)
 	for _, s := range engineStart {
 		engines[s.engine.Name] = s.engine
 		engineCs = append(engineCs, engineCoefficients(s.engine.Name, s.launches)...)
@@ -263,7 +249,6 @@ func FitPresets() (Fit, error) {
 	a100Engine.Name = splitwiseEngine("a100-80gb")
 	engines[a100Engine.Name] = a100Engine
 	a100 := devicePresets["a100-80gb"].with(out.Classes["h100-80gb"].Device.fitted())
-	a100.AllReduceLargeEfficiency, a100.AllReduceLargeExponent = a100LargeStart.efficiency, a100LargeStart.exponent
 	cs := append(coefficientsBut("cached attention efficiency"), engineCoefficients(a100Engine.Name, true)...) // no A100 run has a cached context
 	cs = append(cs, engineTime(a100Engine.Name, "prompt overhead", 100000, func(e *Engine) *sim.Time { return &e.PromptOverhead }))
 	out.Classes["a100-80gb"], engines = fitClass(ms, "a100-80gb", a100, nil, engines, cs)
@@ -294,8 +279,8 @@ func (f Fit) GoSource() string {
 		x := f.Classes[c.class].Device.fitted()
 		fmt.Fprintf(&b, "\t%s = fit{Linear: %s, LinearHalfTokens: %s, Attention: %s, CachedAttention: %s, Memory: %s,\n", c.name,
 			g4(x.Linear), g4(x.LinearHalfTokens), g4(x.Attention), g4(x.CachedAttention), g4(x.Memory))
-		fmt.Fprintf(&b, "\t\tAllReduce: %s, AllReduceLargeBytes: %s, AllReduceLarge: %s, AllReduceLargeExponent: %s,\n\t\tHopLatency: %s}\n",
-			g4(x.AllReduce), g4(x.AllReduceLargeBytes), g4(x.AllReduceLarge), g4(x.AllReduceLargeExponent), ns(x.HopLatency))
+		fmt.Fprintf(&b, "\t\tAllReduce: %s, AllReduceLargeBytes: %s, AllReduceLarge: %s, HopLatency: %s}\n",
+			g4(x.AllReduce), g4(x.AllReduceLargeBytes), g4(x.AllReduceLarge), ns(x.HopLatency))
 	}
 	b.WriteString(")\n\n// Engines are the serving stacks, by name, fitted with the H100 class: cuda-graphs (vLLM, SGLang and\n")
 	b.WriteString("// TensorRT-LLM, whose decode steps are captured graphs; the default), eager (Hugging Face transformers)\n")

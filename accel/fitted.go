@@ -6,12 +6,10 @@ import "github.com/kvcosim/kvcosim/sim"
 
 // The device classes' coefficients FitPresets finds (docs/accel.md gives each one's provenance).
 var (
-	a100Fit = fit{Linear: 0.7891, LinearHalfTokens: 127, Attention: 0.2318, CachedAttention: 0.2372, Memory: 0.6422,
-		AllReduce: 0.447, AllReduceLargeBytes: 3.366e+07, AllReduceLarge: 0.2314, AllReduceLargeExponent: 0.2227,
-		HopLatency: 12676 * sim.Nanosecond}
+	a100Fit = fit{Linear: 0.7891, LinearHalfTokens: 125, Attention: 0.75, CachedAttention: 0.2372, Memory: 0.6422,
+		AllReduce: 0.3832, AllReduceLargeBytes: 5e+07, AllReduceLarge: 0.1386, HopLatency: 12637 * sim.Nanosecond}
 	h100Fit = fit{Linear: 0.5386, LinearHalfTokens: 50.67, Attention: 0.4629, CachedAttention: 0.2372, Memory: 0.7938,
-		AllReduce: 0.4315, AllReduceLargeBytes: 5e+07, AllReduceLarge: 0.184, AllReduceLargeExponent: 0,
-		HopLatency: 8066 * sim.Nanosecond}
+		AllReduce: 0.4315, AllReduceLargeBytes: 5e+07, AllReduceLarge: 0.184, HopLatency: 8066 * sim.Nanosecond}
 )
 
 // Engines are the serving stacks, by name, fitted with the H100 class: cuda-graphs (vLLM, SGLang and
@@ -25,6 +23,6 @@ var Engines = []Engine{
 		SequenceOverhead: 3909 * sim.Nanosecond, PromptOverhead: 0 * sim.Nanosecond, Overlap: 20},
 	{Name: "vllm-v0", IterationOverhead: 911935 * sim.Nanosecond, LayerLaunch: 345703 * sim.Nanosecond, PrefillLayerLaunch: 597656 * sim.Nanosecond,
 		SequenceOverhead: 255859 * sim.Nanosecond, PromptOverhead: 0 * sim.Nanosecond, Overlap: 6.01},
-	{Name: "vllm-v0-a100", IterationOverhead: 1132813 * sim.Nanosecond, LayerLaunch: 410156 * sim.Nanosecond, PrefillLayerLaunch: 729492 * sim.Nanosecond,
-		SequenceOverhead: 332031 * sim.Nanosecond, PromptOverhead: 41796875 * sim.Nanosecond, Overlap: 5.249},
+	{Name: "vllm-v0-a100", IterationOverhead: 1210938 * sim.Nanosecond, LayerLaunch: 413086 * sim.Nanosecond, PrefillLayerLaunch: 723633 * sim.Nanosecond,
+		SequenceOverhead: 328125 * sim.Nanosecond, PromptOverhead: 34179688 * sim.Nanosecond, Overlap: 5.379},
 }

@@ -46,7 +46,6 @@ func TestDeviceFileAndEngineRejectBadInput(t *testing.T) {
 		{"no base", "linear_efficiency: 0.5\n", `key base: unknown accelerator ""`},
 		{"out of range", "base: h100-sxm\n\nmemory_efficiency: 1.5\n", "my-gpu.yaml:3: key memory_efficiency: 1.5 is out of range [0+, 1]"},
 		{"zero sms", "base: a100-80gb\nsms: 0\n", "my-gpu.yaml:2: key sms: 0 is out of range [1, 65536]"},
-		{"negative exponent", "base: a100-80gb\nallreduce_large_exponent: -1\n", "my-gpu.yaml:2: key allreduce_large_exponent: -1 is out of range [0, 4]"},
 		{"not a number", "base: h100-sxm\npeak_tflops: fast\n", `my-gpu.yaml:2: key peak_tflops: cannot use "fast"`},
 		{"empty", "", "is empty"},
 	}
