@@ -78,13 +78,15 @@ type coefficient struct {
 	set    func(d *Device, e map[string]Engine, v float64)
 }
 
-// engineCoefficients are an engine's fitted overheads (in us) and, for an
+// engineCoefficients are an engine's fitted overheads (in us: per
+// iteration, per sequence and per prompt after the first) and, for an
 // engine that launches its layers from the host, its launch times and
 // their overlap with the GPU's work.
 func engineCoefficients(engine string, launches bool) []coefficient {
 	out := []coefficient{
 		engineTime(engine, "iteration overhead", 20000, func(e *Engine) *sim.Time { return &e.IterationOverhead }),
 		engineTime(engine, "sequence overhead", 2000, func(e *Engine) *sim.Time { return &e.SequenceOverhead }),
+		engineTime(engine, "prompt overhead", 100000, func(e *Engine) *sim.Time { return &e.PromptOverhead }),
 	}
 	if !launches {
 		return out
@@ -250,7 +252,6 @@ func FitPresets() (Fit, error) {
 	engines[a100Engine.Name] = a100Engine
 	a100 := devicePresets["a100-80gb"].with(out.Classes["h100-80gb"].Device.fitted())
 	cs := append(coefficientsBut("cached attention efficiency"), engineCoefficients(a100Engine.Name, true)...) // no A100 run has a cached context
-	cs = append(cs, engineTime(a100Engine.Name, "prompt overhead", 100000, func(e *Engine) *sim.Time { return &e.PromptOverhead }))
 	out.Classes["a100-80gb"], engines = fitClass(ms, "a100-80gb", a100, nil, engines, cs)
 	out.Engines = append(out.Engines, engines[a100Engine.Name])
 	return out, nil
