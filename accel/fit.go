@@ -235,26 +235,42 @@ func FitPresets() (Fit, error) {
 	if err != nil {
 		return Fit{}, err
 	}
-	engines := map[string]Engine{}
-	engineCs := slices.Clone(deviceCoefficients)
-	for _, s := range engineStart {
-		engines[s.engine.Name] = s.engine
-		engineCs = append(engineCs, engineCoefficients(s.engine.Name, s.launches)...)
-	}
 	out := Fit{Classes: map[string]FitResult{}}
-	h100 := devicePresets["h100-sxm"].with(fitStart)
-	out.Classes["h100-80gb"], engines = fitClass(ms, "h100-80gb", h100, profileTargets(profile, h100), engines, engineCs)
+	h100, engines := fitH100(ms, profile)
+	out.Classes["h100-80gb"] = h100
 	for _, s := range engineStart {
 		out.Engines = append(out.Engines, engines[s.engine.Name])
 	}
-	a100Engine := engines["vllm-v0"]
-	a100Engine.Name = splitwiseEngine("a100-80gb")
-	engines[a100Engine.Name] = a100Engine
-	a100 := devicePresets["a100-80gb"].with(out.Classes["h100-80gb"].Device.fitted())
-	cs := append(coefficientsBut("cached attention efficiency"), engineCoefficients(a100Engine.Name, true)...) // no A100 run has a cached context
-	out.Classes["a100-80gb"], engines = fitClass(ms, "a100-80gb", a100, nil, engines, cs)
-	out.Engines = append(out.Engines, engines[a100Engine.Name])
+	a100, a100Engine := fitA100(ms, h100.Device, engines)
+	out.Classes["a100-80gb"] = a100
+	out.Engines = append(out.Engines, a100Engine)
 	return out, nil
+}
+
+// fitH100 fits the H100 class and the engines of engineStart, from
+// fitStart, on the profile and Splitwise's H100 fitting half.
+func fitH100(ms []measurement, profile *Profile) (FitResult, map[string]Engine) {
+	engines := map[string]Engine{}
+	cs := slices.Clone(deviceCoefficients)
+	for _, s := range engineStart {
+		engines[s.engine.Name] = s.engine
+		cs = append(cs, engineCoefficients(s.engine.Name, s.launches)...)
+	}
+	h100 := devicePresets["h100-sxm"].with(fitStart)
+	return fitClass(ms, "h100-80gb", h100, profileTargets(profile, h100), engines, cs)
+}
+
+// fitA100 fits the A100 class from the H100's values, and the engine of
+// its runs from vllm-v0's, with the other engines held.
+func fitA100(ms []measurement, h100 Device, engines map[string]Engine) (FitResult, Engine) {
+	e := engines["vllm-v0"]
+	e.Name = splitwiseEngine("a100-80gb")
+	engines = maps.Clone(engines)
+	engines[e.Name] = e
+	a100 := devicePresets["a100-80gb"].with(h100.fitted())
+	cs := append(coefficientsBut("cached attention efficiency"), engineCoefficients(e.Name, true)...) // no A100 run has a cached context
+	r, engines := fitClass(ms, "a100-80gb", a100, nil, engines, cs)
+	return r, engines[e.Name]
 }
 
 // fitClass fits one Splitwise hardware's coefficients cs from d on half
