@@ -263,21 +263,16 @@ func Calibrations() ([]sim.Calibration, error) {
 	}
 	const src = "Splitwise perf_model.csv (Llama2-70B, TP 2/4/8), fitted on half the configurations"
 	const unseen = "Splitwise perf_model.csv, BLOOM-176B (TP 8): every run, a model the fit never saw; reported, bounded at 40 %"
-	for _, c := range splitwiseClasses {
-		d := devicePresets[c.preset]
-		engine, err := ParseEngine(c.engine)
-		if err != nil {
+	engines := make([]Engine, len(splitwiseClasses))
+	for i, c := range splitwiseClasses {
+		if engines[i], err = ParseEngine(c.engine); err != nil {
 			return nil, err
 		}
-		out = append(out, errorChecks(c.hardware+" ", "held-out ", heldOut(ms, "llama2-70b", c.hardware, d, engine),
+		out = append(out, errorChecks(c.hardware+" ", "held-out ", heldOut(ms, "llama2-70b", c.hardware, devicePresets[c.preset], engines[i]),
 			[2]float64{0.15, 0.25}, [2]string{src, src + p90Note})...)
 	}
-	for _, c := range splitwiseClasses {
-		d := devicePresets[c.preset]
-		engine, err := ParseEngine(c.engine)
-		if err != nil {
-			return nil, err
-		}
+	for i, c := range splitwiseClasses {
+		d, engine := devicePresets[c.preset], engines[i]
 		f := errorsOn("bloom-176b", possibleRuns(splitwisePreset("bloom-176b"), d, splitwiseRuns(ms, "bloom-176b", c.hardware)), d, engine)
 		out = append(out, errorChecks(c.hardware+" bloom-176b ", "", f, [2]float64{0.40, 0.40}, [2]string{unseen, unseen})...)
 	}

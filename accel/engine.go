@@ -26,7 +26,7 @@ type Engine struct {
 	// (preparing its inputs, reading its token back).
 	SequenceOverhead sim.Time
 	// PromptOverhead is the time each prompt of an iteration after its
-	// first adds: Splitwise's A100 runs take 7-59 ms longer per extra
+	// first adds: Splitwise's A100 runs take 6-56 ms longer per extra
 	// prompt than one prompt of the same tokens (their H100 runs do not).
 	PromptOverhead sim.Time
 	// Overlap is how far the host's launches hide behind the GPU's work

@@ -224,8 +224,9 @@ var engineStart = []struct {
 // Splitwise's H100 configurations together (the device's coefficients and
 // the engines'), then the A100 class, from the H100's values, on half of
 // Splitwise's A100 configurations with those engines held and the engine
-// of its runs (vllm-v0-a100, from vllm-v0's values, with its per-extra-
-// prompt time) fitted beside it; each is measured on the other half. TestFittedCoefficients writes the presets from it.
+// of its runs (vllm-v0-a100, from vllm-v0's values) fitted beside it;
+// each is measured on the other half. TestFittedCoefficients writes the
+// presets from it.
 func FitPresets() (Fit, error) {
 	ms, err := loadMeasurements()
 	if err != nil {
