@@ -310,15 +310,12 @@ func (s *SSD) complete(slot int) {
 	}
 	done := s.cmds.Take(slot)
 	bytes := done.req.Bytes
-	latency := s.eng.Now() - done.start
 	if done.req.Write {
 		s.writes.Add(1)
 		s.bytesWritten.Add(bytes)
-		s.writeLatency.AddTime(latency)
 	} else {
 		s.reads.Add(1)
 		s.bytesRead.Add(bytes)
-		s.readLatency.AddTime(latency)
 	}
 	if tr := s.eng.Trace(); tr.AllSpans() {
 		op := map[bool]string{false: "read", true: "write"}[done.req.Write]
@@ -332,7 +329,8 @@ func (s *SSD) complete(slot int) {
 // SSDStats are a drive's totals.
 type SSDStats struct {
 	Reads, Writes, BytesRead, BytesWritten int64
-	// ReadLatency and WriteLatency are per command, in ps.
+	// ReadLatency and WriteLatency are per request, from Access to the
+	// completion of its last command (what its requester waits), in ps.
 	ReadLatency, WriteLatency sim.Summary
 	// HostToCard and CardToHost are the host link's totals.
 	HostToCard, CardToHost sim.LinkStats
@@ -354,7 +352,7 @@ func (s *SSD) Stats() SSDStats {
 }
 
 // raise signals a command's completion, or its split request's with the
-// last of its commands.
+// last of its commands, and records the request's latency.
 func (s *SSD) raise(c ssdCmd) {
 	if c.parent >= 0 {
 		p := s.splits.At(c.parent)
@@ -362,6 +360,12 @@ func (s *SSD) raise(c ssdCmd) {
 			return
 		}
 		s.splits.Take(c.parent)
+	}
+	latency := s.eng.Now() - c.start
+	if c.req.Write {
+		s.writeLatency.AddTime(latency)
+	} else {
+		s.readLatency.AddTime(latency)
 	}
 	if c.req.Done.Handler != nil {
 		s.eng.Schedule(s.eng.Now(), c.req.Done)

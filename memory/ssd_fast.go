@@ -216,7 +216,7 @@ func (s *SSD) runEnd(id int64) {
 	}
 	if x := &w.reqs[id-w.reqs[0].id]; !x.raised {
 		x.raised = true
-		s.raise(ssdCmd{req: x.req, parent: -1})
+		s.raise(ssdCmd{req: x.req, start: x.arrival, parent: -1})
 	}
 	if id == w.reqs[len(w.reqs)-1].id {
 		s.settleRun(s.eng.Now())
@@ -268,7 +268,6 @@ func (s *SSD) settleRun(now sim.Time) {
 				ended++
 				s.writes.Add(1)
 				s.bytesWritten.Add(c.bytes)
-				s.writeLatency.AddTime(c.end - x.arrival)
 				s.host.HostToCard.TransferFrom(c.admit, c.bytes, sim.Event{})
 				continue
 			}
@@ -297,7 +296,7 @@ func (s *SSD) settleRun(now sim.Time) {
 		}
 		if ended == x.n && !x.raised {
 			x.raised = true
-			s.raise(ssdCmd{req: r, parent: -1})
+			s.raise(ssdCmd{req: r, start: x.arrival, parent: -1})
 		}
 	}
 	for _, x := range w.rels {
