@@ -1,6 +1,10 @@
 package memory
 
-import "github.com/kvcosim/kvcosim/sim"
+import (
+	"slices"
+
+	"github.com/kvcosim/kvcosim/sim"
+)
 
 // readPages reads bytes from addr no earlier than now and returns when
 // the last of its pages has crossed its channel: each page is sensed on its
@@ -69,13 +73,15 @@ func (s *SSD) readPages(addr, bytes int64, now sim.Time) sim.Time {
 // export passes here, so the recurrence is unrolled: page i of the call is
 // the (i/Channels+1)-th the call puts on its channel, so it arrives that
 // many page times after the channel's start, and only the planes carry
-// state from page to page. A write on idle channels whose planes are all
-// still busy when its pages arrive costs nothing per page (busyWrite).
+// state from page to page. A write whose planes are all still busy when
+// its last page arrives (at the latest a round of page times per page a
+// channel carries after the latest channel's start) touches no plane
+// (busyWrite): on idle channels, and on channels a read keeps busy.
 func (s *SSD) stripePages(now sim.Time, n int64) sim.Time {
 	first := s.planes.pos
+	rounds := (n + int64(len(s.channels.free)) - 1) / int64(len(s.channels.free))
 	var last sim.Time
 	if now >= s.channels.idleAt {
-		rounds := (n + int64(len(s.channels.free)) - 1) / int64(len(s.channels.free))
 		var ok bool
 		if last, ok = s.planes.busyWrite(int(n), now+sim.Time(rounds)*s.channels.xfer); !ok {
 			last = s.programPages(int(n), now, s.channels.zero)
@@ -83,7 +89,10 @@ func (s *SSD) stripePages(now sim.Time, n int64) sim.Time {
 		s.channels.owe(now, first, int(n))
 	} else {
 		start := s.channels.starts(now, first)
-		last = s.programPages(int(n), 0, start)
+		var ok bool
+		if last, ok = s.planes.busyWrite(int(n), slices.Max(start)+sim.Time(rounds)*s.channels.xfer); !ok {
+			last = s.programPages(int(n), 0, start)
+		}
 		s.channels.spread(start, first, int(n))
 	}
 	return last

@@ -93,25 +93,48 @@ func (p *nandPlanes) sorted(q, n int) bool {
 }
 
 // busyWrite programs n pages (at most a stripe) from the pointer without
-// touching a plane, when every one of them arrives (at the latest at
-// arrive) no earlier than its plane is free: the positions are in order of
-// free time and the first is free no earlier than arrive. It returns when
-// the last is programmed, and whether it could.
+// touching a plane, when each of their planes is free no earlier than
+// arrive, when the last of the pages arrives: each page is then programmed
+// a program time after its plane's free time, which moving the pointer
+// adds. Positions in order of free time need only their first checked and
+// their last read; others are scanned (span). It returns when the last is
+// programmed, and whether it could.
 func (p *nandPlanes) busyWrite(n int, arrive sim.Time) (sim.Time, bool) {
 	planes := len(p.base)
-	if n > planes || p.at(p.pos) < arrive || !p.sorted(p.pos, n) {
+	if n > planes || p.at(p.pos) < arrive {
 		return 0, false
 	}
 	lastPos := p.pos + n - 1
 	if lastPos >= planes {
 		lastPos -= planes
 	}
-	last := p.at(lastPos) + p.prog
+	latest := p.at(lastPos)
+	if !p.sorted(p.pos, n) {
+		var earliest sim.Time
+		if earliest, latest = p.span(n); earliest < arrive {
+			return 0, false
+		}
+	}
 	first := p.pos
 	p.advance(n)
 	p.order(first-1, 1)
 	p.order(lastPos, 1)
-	return last, true
+	return latest + p.prog, true
+}
+
+// span returns the earliest and latest free time of the n positions from
+// the pointer (n at most the planes): those at or past it have had lap
+// writes, those it has wrapped to one more.
+func (p *nandPlanes) span(n int) (earliest, latest sim.Time) {
+	earliest, latest = sim.MaxTime, 0
+	off := p.prog * sim.Time(p.lap)
+	for q, left := p.pos, n; left > 0; q, off = 0, off+p.prog {
+		for _, b := range p.base[q:min(len(p.base), q+left)] {
+			earliest, latest = min(earliest, b+off), max(latest, b+off)
+		}
+		left -= len(p.base) - q
+	}
+	return earliest, latest
 }
 
 // advance moves the pointer n positions.
