@@ -244,6 +244,7 @@ func (s *SSD) settleRun(now sim.Time) {
 	w := &s.run
 	w.active = false
 	maxIO := s.cfg.MaxIOBytes
+	arrived := linkTally{cfg: s.host.HostToCard.Config()}
 	for k := range w.reqs {
 		x := &w.reqs[k]
 		r := x.req
@@ -264,11 +265,13 @@ func (s *SSD) settleRun(now sim.Time) {
 			if c.admit <= now {
 				s.bufferUsed += c.bytes
 			}
+			if c.arrive <= now {
+				arrived.add(c)
+			}
 			if c.end <= now {
 				ended++
 				s.writes.Add(1)
 				s.bytesWritten.Add(c.bytes)
-				s.host.HostToCard.TransferFrom(c.admit, c.bytes, sim.Event{})
 				continue
 			}
 			part := r
@@ -277,9 +280,9 @@ func (s *SSD) settleRun(now sim.Time) {
 			s.inFlight++
 			switch {
 			case c.arrive <= now:
-				s.host.HostToCard.TransferFrom(c.admit, c.bytes, sim.Event{})
 				s.writesDone.Schedule(c.end, sim.Event{Handler: s, Op: opSSDComplete, Arg: int64(slot)})
 			case c.admit <= now:
+				arrived.flush(s.host.HostToCard)
 				if at := s.host.HostToCard.TransferFrom(c.admit, c.bytes, sim.Event{Handler: s, Op: opSSDWriteArrived, Arg: int64(slot)}); at != c.arrive {
 					panic(fmt.Sprintf("memory: %s at %v: a run's command arrives at %v, the link says %v", s.cfg.Name, now, c.arrive, at))
 				}
@@ -299,6 +302,7 @@ func (s *SSD) settleRun(now sim.Time) {
 			s.raise(ssdCmd{req: r, start: x.arrival, parent: -1})
 		}
 	}
+	arrived.flush(s.host.HostToCard)
 	for _, x := range w.rels {
 		if x.at <= now {
 			s.bufferUsed -= x.bytes
@@ -307,4 +311,33 @@ func (s *SSD) settleRun(now sim.Time) {
 		}
 	}
 	s.wakeForSpace()
+}
+
+// linkTally sums the transfers of a run's commands that have arrived, in
+// command order, for sim.Link.Account: the wire carried them one after the
+// other, so it is free when the last has crossed.
+type linkTally struct {
+	cfg          sim.LinkConfig
+	n, bytes     int64
+	busy, freeAt sim.Time
+	lastBytes    int64
+	lastWire     sim.Time
+}
+
+func (t *linkTally) add(c soloCmd) {
+	if c.bytes != t.lastBytes {
+		t.lastBytes, t.lastWire = c.bytes, t.cfg.WireTime(c.bytes)
+	}
+	t.n++
+	t.bytes += c.bytes
+	t.busy += t.lastWire
+	t.freeAt = c.arrive - t.cfg.Latency
+}
+
+// flush accounts the summed transfers to link l and starts a new sum.
+func (t *linkTally) flush(l *sim.Link) {
+	if t.n > 0 {
+		l.Account(t.n, t.bytes, t.busy, t.freeAt)
+	}
+	t.n, t.bytes, t.busy = 0, 0, 0
 }

@@ -172,6 +172,20 @@ func (l *Link) TransferFrom(at Time, bytes int64, done Event) Time {
 	return arrival
 }
 
+// Account adds transfers that a component worked out in closed form and
+// that have all arrived by now, as TransferFrom would have added them one
+// by one: their number, bytes and serialisation time, and when the wire
+// finishes the last of them (no earlier than it is free now).
+func (l *Link) Account(transfers, bytes int64, busy, freeAt Time) {
+	if freeAt < l.freeAt {
+		panic(fmt.Sprintf("sim: link %s at %v: transfers accounted to end at %v, before the wire is free at %v", l.name, l.eng.Now(), freeAt, l.freeAt))
+	}
+	l.freeAt = freeAt
+	l.busy += busy
+	l.bytes += bytes
+	l.transfers += transfers
+}
+
 // FreeAt returns when the wire finishes its last accepted transfer.
 func (l *Link) FreeAt() Time { return l.freeAt }
 

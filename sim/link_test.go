@@ -58,6 +58,29 @@ func TestLinkTransferAfterIdleStartsNow(t *testing.T) {
 	assert.Equal(t, LinkStats{Transfers: 2, Bytes: 200, Busy: 200 * Nanosecond}, l.Stats())
 }
 
+// TestLinkAccountMatchesTransfers: transfers accounted in one step leave
+// the wire as the same transfers sent one by one do, and one accounted to
+// end before the wire is free is a programming error.
+func TestLinkAccountMatchesTransfers(t *testing.T) {
+	cfg := LinkConfig{Bandwidth: GBps, Latency: 10, ChunkBytes: 4096, ChunkOverhead: 5}
+	eng := NewEngine(0)
+	one, err := NewLink(eng, "one", cfg)
+	require.NoError(t, err)
+	all, err := NewLink(eng, "all", cfg)
+	require.NoError(t, err)
+	var n, bytes int64
+	var busy, arrival Time
+	for i, size := range []int64{1 << 20, 1 << 20, 300, 1 << 20, 9000} {
+		arrival = one.TransferFrom(Time(i)*50*Microsecond, size, Event{})
+		n, bytes, busy = n+1, bytes+size, busy+cfg.WireTime(size)
+	}
+	all.Account(n, bytes, busy, arrival-cfg.Latency)
+	assert.Equal(t, one.Stats(), all.Stats())
+	assert.Equal(t, one.FreeAt(), all.FreeAt())
+	assert.Equal(t, one.Transfer(4096, Event{}), all.Transfer(4096, Event{}), "the next transfer queues behind the same wire")
+	assert.Panics(t, func() { all.Account(1, 1, 1, all.FreeAt()-1) })
+}
+
 func TestLinkRejects(t *testing.T) {
 	cases := map[string]LinkConfig{
 		"bandwidth": {Bandwidth: 0},
