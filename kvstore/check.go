@@ -53,7 +53,10 @@ func (d *Directory) Check(now sim.Time, op string) error {
 		prev := int32(none)
 		for id := head; id != none; id = d.links.at(id).next {
 			l := d.links.at(id)
+			first, _ := d.find(l.key)
 			switch {
+			case first != id:
+				return fail("link %d holds key %+v, which link %d before it holds too", id, l.key, first)
 			case seen[id]:
 				return fail("link %d is reached twice (a cycle, or two buckets)", id)
 			case l.prev != prev:

@@ -352,22 +352,25 @@ func (p *Pool) saveBlocks(now sim.Time, o Object) (ExportResult, error) {
 	return res, nil
 }
 
-// Check runs every tier's invariant check and checks that no key is in
-// two tiers.
+// Check runs every tier's invariant check (which finds a key held twice
+// in a tier) and checks that no key is in two tiers: each key of a tier is
+// looked up in the tiers after it.
 func (p *Pool) Check(now sim.Time, op string) error {
-	where := map[Key]int{}
 	for i, d := range p.tiers {
 		if err := d.Check(now, op); err != nil {
 			return fmt.Errorf("tier %s: %w", p.names[i], err)
 		}
+	}
+	for i, d := range p.tiers[:len(p.tiers)-1] {
 		for _, head := range d.buckets {
 			for id := head; id != none; id = d.links.at(id).next {
 				k := d.links.at(id).key
-				if j, dup := where[k]; dup {
-					return &InvariantError{fmt.Sprintf("pool invariant violated at %v after %s: key %+v is in tiers %s and %s",
-						now, op, k, p.names[j], p.names[i])}
+				for j := i + 1; j < len(p.tiers); j++ {
+					if other, _ := p.tiers[j].find(k); other != none {
+						return &InvariantError{fmt.Sprintf("pool invariant violated at %v after %s: key %+v is in tiers %s and %s",
+							now, op, k, p.names[i], p.names[j])}
+					}
 				}
-				where[k] = i
 			}
 		}
 	}

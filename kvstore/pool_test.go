@@ -74,6 +74,34 @@ func TestOneTierPoolIsItsDirectory(t *testing.T) {
 	}
 }
 
+// TestPoolCheckFindsAKeyHeldTwice: a key linked twice, in two tiers or in
+// one, fails the pool's check, naming the key and where it is.
+func TestPoolCheckFindsAKeyHeldTwice(t *testing.T) {
+	cfg := propConfig(SchemePatent, 1)
+	k := PatentKey(1, []uint32{1, 2, 3})
+	cases := []struct {
+		name string
+		tier int // the tier given the key a second time
+		want string
+	}{
+		{"in two tiers", 1, "pool invariant violated at 20ps after dup: key " + fmt.Sprintf("%+v", k) + " is in tiers t0 and t1"},
+		{"twice in one tier", 0, "tier t0: fpga invariant violated at 20ps after dup: link 0 holds key " + fmt.Sprintf("%+v", k) + ", which link 1 before it holds too"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := NewPool(cfg, []Tier{{Name: "t0", Bytes: 8 * cfg.RegionBytes}, {Name: "t1", Bytes: 8 * cfg.RegionBytes}})
+			require.NoError(t, err)
+			_, _, err = p.Save(10, Object{Key: k})
+			require.NoError(t, err)
+			require.NoError(t, p.Check(10, "save"))
+			p.tiers[c.tier].insertLink(20, k, none)
+			err = p.Check(20, "dup")
+			require.ErrorAs(t, err, new(*InvariantError))
+			assert.EqualError(t, err, c.want)
+		})
+	}
+}
+
 // TestPoolKeepsEveryObjectInOneTier runs random turns through pools of
 // two and three tiers in both schemes and checks after every operation
 // that no key is in two tiers (and every tier's invariants), that every
