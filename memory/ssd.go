@@ -44,7 +44,8 @@ type SSD struct {
 	pendingReleases sim.FIFO[release]
 	lastRelease     sim.Time
 	waking          bool
-	run             writeRun // the closed-form path (ssd_fast.go)
+	run             writeRun // the closed-form path of writes (ssd_fast.go)
+	readRun         readRun  // and of reads (ssd_readrun.go)
 	splits          sim.Slots[split]
 	waiting         sim.FIFO[waiter] // commands beyond the queue depth
 	inFlight        int
@@ -81,6 +82,7 @@ const (
 	opSSDWriteArrived
 	opSSDRelease
 	opSSDRunEnd
+	opSSDReadEnd
 )
 
 // NewSSD validates cfg and builds the drive.
@@ -120,11 +122,14 @@ func (s *SSD) Access(r Request) {
 		panic(fmt.Sprintf("memory: %s at %v: access [%d, %d) outside the drive's %d bytes",
 			s.cfg.Name, s.eng.Now(), r.Addr, r.Addr+r.Bytes, s.cfg.CapacityBytes))
 	}
-	if s.fastWrite(r) {
+	if s.fastWrite(r) || s.fastRead(r) {
 		return
 	}
 	if s.run.active {
 		s.handOver()
+	}
+	if s.readRun.active {
+		s.handOverReads()
 	}
 	if r.Bytes <= s.cfg.MaxIOBytes {
 		s.waiting.Push(waiter{slot: s.cmds.Put(ssdCmd{req: r, start: s.eng.Now(), parent: -1})})
@@ -208,6 +213,8 @@ func (s *SSD) Handle(ev sim.Event) {
 		s.complete(slot)
 	case opSSDRunEnd:
 		s.runEnd(ev.Arg)
+	case opSSDReadEnd:
+		s.readEnd(ev.Arg)
 	case opSSDRelease: // the next release, woken for waiting writes
 		s.waking = false
 		s.bufferUsed -= s.pendingReleases.Pop().bytes

@@ -69,34 +69,50 @@ type soloCmd struct {
 
 // ssdSnapshot is the drive state a run changes as it is worked out.
 type ssdSnapshot struct {
-	planes              nandPlanes
-	chanFree, ctrlFree  []sim.Time
-	idleAt, lastRelease sim.Time
-	owed                owedWrite
-	ctrlNext            int
-	pendingBytes        int64
+	nand         nandSnapshot
+	ctrlFree     []sim.Time
+	lastRelease  sim.Time
+	ctrlNext     int
+	pendingBytes int64
+}
+
+// nandSnapshot is the NAND's state: the planes, the write pointer and the
+// channels.
+type nandSnapshot struct {
+	planes   nandPlanes
+	chanFree []sim.Time
+	idleAt   sim.Time
+	owed     owedWrite
 }
 
 // notYet is the time of a stage a command has not reached.
 const notYet = sim.MaxTime
 
 func (s *SSD) save(p *ssdSnapshot) {
-	p.planes.base, p.planes.desc = append(p.planes.base[:0], s.planes.base...), append(p.planes.desc[:0], s.planes.desc...)
-	p.planes.lap, p.planes.pos = s.planes.lap, s.planes.pos
-	p.chanFree = append(p.chanFree[:0], s.channels.free...)
+	s.saveNAND(&p.nand)
 	p.ctrlFree = append(p.ctrlFree[:0], s.ctrl.free...)
-	p.idleAt, p.lastRelease, p.owed = s.channels.idleAt, s.lastRelease, s.channels.owed
-	p.ctrlNext, p.pendingBytes = s.ctrl.next, s.pendingBytes
+	p.lastRelease, p.ctrlNext, p.pendingBytes = s.lastRelease, s.ctrl.next, s.pendingBytes
 }
 
 func (s *SSD) restore(p *ssdSnapshot) {
+	s.restoreNAND(&p.nand)
+	copy(s.ctrl.free, p.ctrlFree)
+	s.lastRelease, s.ctrl.next, s.pendingBytes = p.lastRelease, p.ctrlNext, p.pendingBytes
+}
+
+func (s *SSD) saveNAND(p *nandSnapshot) {
+	p.planes.base, p.planes.desc = append(p.planes.base[:0], s.planes.base...), append(p.planes.desc[:0], s.planes.desc...)
+	p.planes.lap, p.planes.pos = s.planes.lap, s.planes.pos
+	p.chanFree = append(p.chanFree[:0], s.channels.free...)
+	p.idleAt, p.owed = s.channels.idleAt, s.channels.owed
+}
+
+func (s *SSD) restoreNAND(p *nandSnapshot) {
 	copy(s.planes.base, p.planes.base)
 	copy(s.planes.desc, p.planes.desc)
 	s.planes.lap, s.planes.pos = p.planes.lap, p.planes.pos
 	copy(s.channels.free, p.chanFree)
-	copy(s.ctrl.free, p.ctrlFree)
-	s.channels.idleAt, s.lastRelease, s.channels.owed = p.idleAt, p.lastRelease, p.owed
-	s.ctrl.next, s.pendingBytes = p.ctrlNext, p.pendingBytes
+	s.channels.idleAt, s.channels.owed = p.idleAt, p.owed
 }
 
 // fastWrite takes write r into the closed-form path, starting a run if the
@@ -107,7 +123,7 @@ func (s *SSD) fastWrite(r Request) bool {
 		return false
 	}
 	if !w.active {
-		if s.inFlight > 0 || s.waiting.Len() > 0 || s.bufferWait.Len() > 0 {
+		if s.inFlight > 0 || s.waiting.Len() > 0 || s.bufferWait.Len() > 0 || s.readRun.active {
 			return false
 		}
 		s.freeReleased()
@@ -266,7 +282,7 @@ func (s *SSD) settleRun(now sim.Time) {
 				s.bufferUsed += c.bytes
 			}
 			if c.arrive <= now {
-				arrived.add(c)
+				arrived.add(c.bytes, c.arrive)
 			}
 			if c.end <= now {
 				ended++
@@ -324,14 +340,15 @@ type linkTally struct {
 	lastWire     sim.Time
 }
 
-func (t *linkTally) add(c soloCmd) {
-	if c.bytes != t.lastBytes {
-		t.lastBytes, t.lastWire = c.bytes, t.cfg.WireTime(c.bytes)
+// add counts a transfer of bytes that arrived at arrive.
+func (t *linkTally) add(bytes int64, arrive sim.Time) {
+	if bytes != t.lastBytes {
+		t.lastBytes, t.lastWire = bytes, t.cfg.WireTime(bytes)
 	}
 	t.n++
-	t.bytes += c.bytes
+	t.bytes += bytes
 	t.busy += t.lastWire
-	t.freeAt = c.arrive - t.cfg.Latency
+	t.freeAt = arrive - t.cfg.Latency
 }
 
 // flush accounts the summed transfers to link l and starts a new sum.

@@ -35,9 +35,10 @@ func runSSDWorkload(t *testing.T, cfg SSDConfig, at []sim.Time, reqs []Request) 
 
 // TestSSDFastPathMatchesEventByEvent runs random mixes of writes (single
 // commands and long split ones, often several at the same instant, as an
-// export issues its extents) and reads on drives with the closed-form
-// path and without it (EventByEvent): every completion time, every total
-// and the drive's final state must be the same.
+// export issues its extents) and reads, mostly writes or mostly reads, on
+// drives with the closed-form paths and without them (EventByEvent):
+// every completion time, every total and the drive's final state must be
+// the same.
 func TestSSDFastPathMatchesEventByEvent(t *testing.T) {
 	// the tiny drive with room for a command beside a part-filled page (with
 	// less, a write can wait for ever behind bytes no page will take)
@@ -57,6 +58,16 @@ func TestSSDFastPathMatchesEventByEvent(t *testing.T) {
 		{KioxiaCM6(), 50 * sim.Millisecond, 300, 10},
 		{SamsungPM1743(), 20 * sim.Millisecond, 300, 20},
 		{SmartSSDP2P(), 5 * sim.Millisecond, 20, 20},
+		// mostly or only reads, which run in closed form until a write
+		// arrives or the queue would overflow (cm6-small: 16 slots)
+		{tiny, 50 * sim.Microsecond, 6, 85},
+		{small, 1 * sim.Millisecond, 40, 90},
+		{small, 1 * sim.Millisecond, 12, 100},
+		{small, 300 * sim.Microsecond, 40, 97},
+		{KioxiaCM6(), 2 * sim.Millisecond, 100, 80},
+		{KioxiaCM6(), 20 * sim.Millisecond, 100, 90},
+		{KioxiaCM6(), 2 * sim.Millisecond, 100, 100},
+		{SamsungPM1743(), 5 * sim.Millisecond, 200, 95},
 	}
 	for ci, c := range cases {
 		t.Run(fmt.Sprintf("%s/%d", c.cfg.Name, ci), func(t *testing.T) {
@@ -92,10 +103,14 @@ func TestSSDFastPathMatchesEventByEvent(t *testing.T) {
 			assert.Equal(t, settled(want), settled(got))
 			assert.Equal(t, []any{want.planes.pos, want.planes.lap, want.pendingBytes, want.bufferUsed, want.lastRelease, want.ctrl},
 				[]any{got.planes.pos, got.planes.lap, got.pendingBytes, got.bufferUsed, got.lastRelease, got.ctrl})
-			if c.cfg.SmallIOLatency == 0 {
+			if c.cfg.SmallIOLatency == 0 && c.reads < 50 {
 				assert.Positive(t, got.run.nextID, "writes took the closed-form path")
 			}
-			t.Logf("%d writes in closed form", got.run.nextID)
+			if c.cfg.SmallIOLatency == 0 && c.reads >= 50 {
+				assert.Positive(t, got.readRun.nextID, "reads took the closed-form path")
+			}
+			assert.False(t, got.run.active || got.readRun.active, "every run is written out by the end")
+			t.Logf("%d writes and %d reads in closed form", got.run.nextID, got.readRun.nextID)
 		})
 	}
 }
