@@ -116,7 +116,9 @@ func (s *SSD) AttachStore(blockBytes int64, zeroFill bool) (*ByteStore, error) {
 // several commands, made one at a time as queue slots free (a long export
 // holds one entry while it waits, not thousands). A write that finds the
 // drive idle, and the writes that follow it, run in closed form until a
-// read arrives (ssd_fast.go). A range outside the drive is a programming error.
+// read arrives (ssd_fast.go); a read that finds it idle, and the reads
+// that follow, until a write arrives (ssd_readrun.go). A range outside the
+// drive is a programming error.
 func (s *SSD) Access(r Request) {
 	if r.Bytes <= 0 || r.Addr < 0 || r.Addr+r.Bytes > s.cfg.CapacityBytes {
 		panic(fmt.Sprintf("memory: %s at %v: access [%d, %d) outside the drive's %d bytes",
@@ -343,15 +345,17 @@ type SSDStats struct {
 	HostToCard, CardToHost sim.LinkStats
 }
 
-// Traffic returns the bytes read and written (a closed-form run's writes
-// when the run ends or a read splits it).
+// Traffic returns the bytes read and written (a closed-form run's commands
+// when the run ends or is split, a read run's also when it drops the reads
+// it has finished).
 func (s *SSD) Traffic() Traffic {
 	return Traffic{BytesRead: s.bytesRead.Value(), BytesWritten: s.bytesWritten.Value(), ReadBusy: s.host.CardToHost.Stats().Busy,
 		DrainedAt: s.lastRelease}
 }
 
-// Stats returns the totals so far; the writes of a closed-form run
-// (ssd_fast.go) count when the run ends or a read splits it.
+// Stats returns the totals so far; the commands of a closed-form run
+// (ssd_fast.go, ssd_readrun.go) count when the run ends or is split, a
+// read run's also when it drops the reads it has finished.
 func (s *SSD) Stats() SSDStats {
 	return SSDStats{Reads: s.reads.Value(), Writes: s.writes.Value(), BytesRead: s.bytesRead.Value(),
 		BytesWritten: s.bytesWritten.Value(), ReadLatency: s.readLatency.Summary(), WriteLatency: s.writeLatency.Summary(),

@@ -55,9 +55,10 @@ type SSDConfig struct {
 	// least SmallIOLatency (a measured floor of some P2P paths); 0 = none.
 	SmallIOBytes   int64
 	SmallIOLatency sim.Time
-	// EventByEvent turns off the closed-form path of writes that find the
-	// drive idle (ssd_fast.go): every command then goes event by event.
-	// The results are the same; it is there to check that they are.
+	// EventByEvent turns off the closed-form paths of writes and of reads
+	// that find the drive idle (ssd_fast.go, ssd_readrun.go): every command
+	// then goes event by event. The results are the same; it is there to
+	// check that they are.
 	EventByEvent bool
 }
 

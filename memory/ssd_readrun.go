@@ -42,9 +42,12 @@ type readRun struct {
 	cmds   []readCmd
 	order  []int32 // the commands in link order: by ready time, then index
 	open   int     // reads not yet raised
-	link0  sim.Time
-	checks []readCheck // the drive before each read whose controller time may be to come
-	slots  []int       // scratch: the slots of the commands handed over
+	// compactAt is the number of reads at which the run next drops the
+	// ones it has raised (compactReads)
+	compactAt int
+	link0     sim.Time
+	checks    []readCheck // the drive before each read whose controller time may be to come
+	slots     []int       // scratch: the slots of the commands handed over
 }
 
 // readCheck is the NAND and the controller as they were before read req's
@@ -84,9 +87,13 @@ func (s *SSD) fastRead(r Request) bool {
 			return false
 		}
 		w.active, w.reqs, w.cmds, w.order, w.open, w.checks = true, w.reqs[:0], w.cmds[:0], w.order[:0], 0, w.checks[:0]
+		w.compactAt = minCompact
 		w.link0 = s.host.CardToHost.FreeAt()
 	}
 	now := s.eng.Now()
+	if len(w.reqs) >= w.compactAt {
+		s.compactReads()
+	}
 	k := len(w.reqs)
 	c := w.checkpoint(k, now)
 	s.saveNAND(&c.nand)
@@ -155,9 +162,6 @@ func (s *SSD) readEnd(id int64) {
 		return
 	}
 	x := &w.reqs[id-w.reqs[0].id]
-	if x.raised {
-		return
-	}
 	if x.end > s.eng.Now() {
 		s.eng.Schedule(x.end, sim.Event{Handler: s, Op: opSSDReadEnd, Arg: id})
 		return
@@ -166,6 +170,59 @@ func (s *SSD) readEnd(id int64) {
 	s.raise(ssdCmd{req: x.req, start: x.arrival, parent: -1})
 	if w.open--; w.open == 0 {
 		s.settleReads(s.eng.Now())
+	}
+}
+
+// minCompact is the fewest reads a run holds before it drops those it has
+// raised.
+const minCompact = 64
+
+// compactReads drops from the front of the run the reads it has raised
+// whose commands are the first on the link (so that what stays is worked
+// out as before), writing out their totals and link traffic: a run that
+// never ends, because reads keep the drive busy, holds only what is under
+// way. It next tries when the run has twice as many reads as it kept.
+func (s *SSD) compactReads() {
+	w := &s.readRun
+	cut, seen := 0, int32(-1) // reads to drop; the largest command index on the link so far
+	for q, pos := 0, 0; q < len(w.reqs) && w.reqs[q].raised; q++ {
+		end := w.reqs[q].first + w.reqs[q].n
+		for ; pos < end; pos++ {
+			seen = max(seen, w.order[pos])
+		}
+		if int(seen) == end-1 {
+			cut = q + 1
+		}
+	}
+	defer func() { w.compactAt = max(minCompact, 2*len(w.reqs)) }()
+	if cut == 0 {
+		return
+	}
+	f := w.reqs[cut].first
+	arrived := linkTally{cfg: s.host.CardToHost.Config()}
+	for _, i := range w.order[:f] {
+		c := w.cmds[i]
+		s.reads.Add(1)
+		s.bytesRead.Add(c.bytes)
+		arrived.add(c.bytes, c.done)
+	}
+	arrived.flush(s.host.CardToHost)
+	w.link0 = s.host.CardToHost.FreeAt()
+	w.cmds = w.cmds[:copy(w.cmds, w.cmds[f:])]
+	for i := range w.cmds {
+		w.cmds[i].req -= int32(cut)
+	}
+	w.reqs = w.reqs[:copy(w.reqs, w.reqs[cut:])]
+	for i := range w.reqs {
+		w.reqs[i].first -= f
+	}
+	w.order = w.order[:copy(w.order, w.order[f:])]
+	for i := range w.order {
+		w.order[i] -= int32(f)
+	}
+	w.checks = slices.DeleteFunc(w.checks, func(c readCheck) bool { return c.req < cut })
+	for i := range w.checks {
+		w.checks[i].req -= cut
 	}
 }
 
@@ -201,7 +258,9 @@ func (w *readRun) checkpoint(k int, now sim.Time) *readCheck {
 // handOverReads splits the run at now, when a write arrives: the commands
 // whose controller time is still to come give their pages back, those not
 // yet issued their place in the controller, and every command goes on
-// event by event.
+// event by event. The NAND and the controller may go back to different
+// reads' checkpoints: a command issued by now may still be in the
+// controller.
 func (s *SSD) handOverReads() {
 	now := s.eng.Now()
 	w := &s.readRun
