@@ -70,10 +70,24 @@ type soloCmd struct {
 // ssdSnapshot is the drive state a run changes as it is worked out.
 type ssdSnapshot struct {
 	nand         nandSnapshot
-	ctrlFree     []sim.Time
+	ctrl         ctrlSnapshot
 	lastRelease  sim.Time
-	ctrlNext     int
 	pendingBytes int64
+}
+
+// ctrlSnapshot is the controller's ring of end times.
+type ctrlSnapshot struct {
+	free []sim.Time
+	next int
+}
+
+func (c *controller) save(p *ctrlSnapshot) {
+	p.free, p.next = append(p.free[:0], c.free...), c.next
+}
+
+func (c *controller) restore(p *ctrlSnapshot) {
+	copy(c.free, p.free)
+	c.next = p.next
 }
 
 // nandSnapshot is the NAND's state: the planes, the write pointer and the
@@ -90,14 +104,14 @@ const notYet = sim.MaxTime
 
 func (s *SSD) save(p *ssdSnapshot) {
 	s.saveNAND(&p.nand)
-	p.ctrlFree = append(p.ctrlFree[:0], s.ctrl.free...)
-	p.lastRelease, p.ctrlNext, p.pendingBytes = s.lastRelease, s.ctrl.next, s.pendingBytes
+	s.ctrl.save(&p.ctrl)
+	p.lastRelease, p.pendingBytes = s.lastRelease, s.pendingBytes
 }
 
 func (s *SSD) restore(p *ssdSnapshot) {
 	s.restoreNAND(&p.nand)
-	copy(s.ctrl.free, p.ctrlFree)
-	s.lastRelease, s.ctrl.next, s.pendingBytes = p.lastRelease, p.ctrlNext, p.pendingBytes
+	s.ctrl.restore(&p.ctrl)
+	s.lastRelease, s.pendingBytes = p.lastRelease, p.pendingBytes
 }
 
 func (s *SSD) saveNAND(p *nandSnapshot) {
@@ -265,18 +279,11 @@ func (s *SSD) settleRun(now sim.Time) {
 		x := &w.reqs[k]
 		r := x.req
 		cmds := w.cmds[min(x.first, len(w.cmds)):min(x.first+x.n, len(w.cmds))]
-		parent := -1
-		if x.n > 1 {
-			rest := r
-			rest.Addr, rest.Bytes = r.Addr+int64(len(cmds))*maxIO, r.Bytes-min(r.Bytes, int64(len(cmds))*maxIO)
-			parent = s.splits.Put(split{left: x.n, rest: rest, start: x.arrival})
-			if rest.Bytes > 0 {
-				s.waiting.Push(waiter{slot: parent, split: true})
-			}
-		} else if len(cmds) == 0 {
-			s.waiting.Push(waiter{slot: s.cmds.Put(ssdCmd{req: r, start: x.arrival, parent: -1})})
+		ended := 0 // the commands that end by now, the first ones
+		for ended < len(cmds) && cmds[ended].end <= now {
+			ended++
 		}
-		ended := 0
+		parent := s.requeue(r, x.arrival, x.n, len(cmds), ended)
 		for i, c := range cmds {
 			if c.admit <= now {
 				s.bufferUsed += c.bytes
@@ -285,7 +292,6 @@ func (s *SSD) settleRun(now sim.Time) {
 				arrived.add(c.bytes, c.arrive)
 			}
 			if c.end <= now {
-				ended++
 				s.writes.Add(1)
 				s.bytesWritten.Add(c.bytes)
 				continue
@@ -308,11 +314,6 @@ func (s *SSD) settleRun(now sim.Time) {
 				s.ctrlDone.Schedule(c.ctrl, sim.Event{Handler: s, Op: opSSDControllerDone, Arg: int64(slot)})
 			}
 		}
-		if parent >= 0 {
-			if s.splits.At(parent).left -= ended; ended == x.n {
-				s.splits.Take(parent)
-			}
-		}
 		if ended == x.n && !x.raised {
 			x.raised = true
 			s.raise(ssdCmd{req: r, start: x.arrival, parent: -1})
@@ -327,6 +328,30 @@ func (s *SSD) settleRun(now sim.Time) {
 		}
 	}
 	s.wakeForSpace()
+}
+
+// requeue gives back to the queue what a closed-form run has not finished
+// of request r, of n commands, arrived at start, made of them issued and
+// ended of them ended: a split request gets its entry (its commands left to
+// end and bytes not yet made, waiting for slots if any are), and a single
+// command not yet issued waits. It returns the split's slot, or -1.
+func (s *SSD) requeue(r Request, start sim.Time, n, made, ended int) int {
+	if n == 1 {
+		if made == 0 {
+			s.waiting.Push(waiter{slot: s.cmds.Put(ssdCmd{req: r, start: start, parent: -1})})
+		}
+		return -1
+	}
+	if ended == n {
+		return -1
+	}
+	rest, issued := r, int64(made)*s.cfg.MaxIOBytes
+	rest.Addr, rest.Bytes = r.Addr+issued, r.Bytes-min(r.Bytes, issued)
+	parent := s.splits.Put(split{left: n - ended, rest: rest, start: start})
+	if rest.Bytes > 0 {
+		s.waiting.Push(waiter{slot: parent, split: true})
+	}
+	return parent
 }
 
 // linkTally sums the transfers of a run's commands that have arrived, in

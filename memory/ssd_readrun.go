@@ -53,10 +53,9 @@ type readRun struct {
 // readCheck is the NAND and the controller as they were before read req's
 // commands were issued.
 type readCheck struct {
-	req      int
-	nand     nandSnapshot
-	ctrlFree []sim.Time
-	ctrlNext int
+	req  int
+	nand nandSnapshot
+	ctrl ctrlSnapshot
 }
 
 // runRead is a read of the run.
@@ -97,7 +96,7 @@ func (s *SSD) fastRead(r Request) bool {
 	k := len(w.reqs)
 	c := w.checkpoint(k, now)
 	s.saveNAND(&c.nand)
-	c.ctrlFree, c.ctrlNext = append(c.ctrlFree[:0], s.ctrl.free...), s.ctrl.next
+	s.ctrl.save(&c.ctrl)
 	n := int((r.Bytes + s.cfg.MaxIOBytes - 1) / s.cfg.MaxIOBytes)
 	w.reqs = append(w.reqs, runRead{req: r, id: w.nextID, arrival: now, first: len(w.cmds), n: n})
 	w.nextID++
@@ -274,9 +273,7 @@ func (s *SSD) handOverReads() {
 	}
 	if k := slices.IndexFunc(w.cmds, func(c readCmd) bool { return c.issue > now }); k >= 0 {
 		x := w.reqs[w.cmds[k].req]
-		c := w.check(int(w.cmds[k].req))
-		copy(s.ctrl.free, c.ctrlFree)
-		s.ctrl.next = c.ctrlNext
+		s.ctrl.restore(&w.check(int(w.cmds[k].req)).ctrl)
 		for i := x.first; i < k; i++ {
 			s.ctrl.submit(w.cmds[i].issue)
 		}
@@ -299,7 +296,7 @@ func (s *SSD) settleReads(now sim.Time) {
 	slots := w.slots
 	for k := range w.reqs {
 		x := &w.reqs[k]
-		parent, ended, made := -1, 0, 0
+		ended, made := 0, 0
 		for _, c := range w.cmds[x.first : x.first+x.n] {
 			if c.done <= now {
 				ended++
@@ -308,17 +305,7 @@ func (s *SSD) settleReads(now sim.Time) {
 				made++
 			}
 		}
-		rest := x.req
-		rest.Addr, rest.Bytes = x.req.Addr+int64(made)*s.cfg.MaxIOBytes, x.req.Bytes-min(x.req.Bytes, int64(made)*s.cfg.MaxIOBytes)
-		switch {
-		case x.n > 1 && ended < x.n:
-			parent = s.splits.Put(split{left: x.n - ended, rest: rest, start: x.arrival})
-			if rest.Bytes > 0 {
-				s.waiting.Push(waiter{slot: parent, split: true})
-			}
-		case made == 0:
-			s.waiting.Push(waiter{slot: s.cmds.Put(ssdCmd{req: x.req, start: x.arrival, parent: -1})})
-		}
+		parent := s.requeue(x.req, x.arrival, x.n, made, ended)
 		for i := x.first; i < x.first+made; i++ {
 			c := w.cmds[i]
 			if c.done <= now {
