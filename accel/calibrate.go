@@ -208,23 +208,19 @@ func BreakEvenBandwidth(m Model, d Device, tp int, prefix int64) float64 {
 
 // errorChecks are the median and p90 |error| of prompt and per-token
 // times as checks named prefix + time + kind + quantile, bounded by
-// tolerance and cited by source, each [median, p90].
-func errorChecks(prefix, kind string, f FitResult, tolerance [2]float64, source [2]string) []sim.Calibration {
+// tolerance ([median, p90]) and cited by source.
+func errorChecks(prefix, kind string, f FitResult, tolerance [2]float64, source string) []sim.Calibration {
 	var out []sim.Calibration
 	for i, q := range []struct {
 		name          string
 		prompt, token float64
 	}{{"median", f.PromptMedian, f.TokenMedian}, {"p90", f.PromptP90, f.TokenP90}} {
 		out = append(out,
-			sim.NewCalibration(prefix+"prompt_time "+kind+q.name+" |error|", 0, q.prompt, "fraction", tolerance[i], source[i]),
-			sim.NewCalibration(prefix+"token_time "+kind+q.name+" |error|", 0, q.token, "fraction", tolerance[i], source[i]))
+			sim.NewCalibration(prefix+"prompt_time "+kind+q.name+" |error|", 0, q.prompt, "fraction", tolerance[i], source),
+			sim.NewCalibration(prefix+"token_time "+kind+q.name+" |error|", 0, q.token, "fraction", tolerance[i], source))
 	}
 	return out
 }
-
-// p90Note says how far the Splitwise p90 errors are from the 15 % aimed
-// at (docs/accel.md, "Calibration").
-const p90Note = "; p90 bounded at 25 %: under 15 % but for A100 prompt times (16.7 %), at the floor the A100 runs' own spread leaves"
 
 // profileCalibrations hold the presets to the H100 profile measured for
 // this project: each group's mean absolute error at most 10 %.
@@ -269,12 +265,12 @@ func Calibrations() ([]sim.Calibration, error) {
 			return nil, err
 		}
 		out = append(out, errorChecks(c.hardware+" ", "held-out ", heldOut(ms, "llama2-70b", c.hardware, devicePresets[c.preset], engines[i]),
-			[2]float64{0.15, 0.25}, [2]string{src, src + p90Note})...)
+			[2]float64{0.15, 0.15}, src)...)
 	}
 	for i, c := range splitwiseClasses {
 		d, engine := devicePresets[c.preset], engines[i]
 		f := errorsOn("bloom-176b", possibleRuns(splitwisePreset("bloom-176b"), d, splitwiseRuns(ms, "bloom-176b", c.hardware)), d, engine)
-		out = append(out, errorChecks(c.hardware+" bloom-176b ", "", f, [2]float64{0.40, 0.40}, [2]string{unseen, unseen})...)
+		out = append(out, errorChecks(c.hardware+" bloom-176b ", "", f, [2]float64{0.40, 0.40}, unseen)...)
 	}
 	profile, err := profileCalibrations()
 	if err != nil {

@@ -213,11 +213,11 @@ func (n *Node) allReduce(tokens int64) sim.Time {
 	d := n.Device
 	tp := float64(n.TP)
 	data := float64(tokens) * float64(n.Model.Hidden) * 2 // bf16 activations
-	eff := d.AllReduceEfficiency
+	wire := data / d.AllReduceEfficiency
 	if d.AllReduceLargeBytes > 0 && data > d.AllReduceLargeBytes {
-		eff = d.AllReduceLargeEfficiency
+		wire = d.AllReduceLargeBytes/d.AllReduceEfficiency + (data-d.AllReduceLargeBytes)/d.AllReduceLargeEfficiency
 	}
-	per := 2*(tp-1)*float64(d.NVLinkHopLatency) + 2*(tp-1)/tp*data/(float64(d.NVLinkBandwidth)*eff)*1e12
+	per := 2*(tp-1)*float64(d.NVLinkHopLatency) + 2*(tp-1)/tp*wire/float64(d.NVLinkBandwidth)*1e12
 	return sim.TimeOf(2 * float64(n.Model.Layers) * per)
 }
 

@@ -100,13 +100,25 @@ func TestAllReduceRing(t *testing.T) {
 	assert.InDelta(t, float64(one.Compute)/2, float64(c.Compute), 1, "compute splits over the devices")
 }
 
-func TestAllReduceLargeMessagesReachTheirOwnEfficiency(t *testing.T) {
+func TestAllReduceBytesPastTheThresholdReachTheLargeEfficiency(t *testing.T) {
 	n := toyNode(t, 2)
-	small := n.Cost(Iteration{Decodes: []int64{1, 1, 1}}).AllReduce // 24 B messages
-	n.Device.AllReduceLargeBytes, n.Device.AllReduceLargeEfficiency = 23, 0.5
-	assert.Equal(t, 2*small, n.Cost(Iteration{Decodes: []int64{1, 1, 1}}).AllReduce, "above 23 B: half the efficiency, twice the time")
-	n.Device.AllReduceLargeBytes = 24
-	assert.Equal(t, small, n.Cost(Iteration{Decodes: []int64{1, 1, 1}}).AllReduce, "24 B is not above 24 B")
+	n.Device.NVLinkHopLatency = 0 // the data's time alone
+	decodes := Iteration{Decodes: []int64{1, 1, 1}} // 24 B messages
+	small := n.Cost(decodes).AllReduce
+	n.Device.AllReduceLargeEfficiency = 0.5
+	for _, c := range []struct {
+		threshold float64
+		want      sim.Time
+		why       string
+	}{
+		{0, small, "0: one efficiency for every size"},
+		{24, small, "24 B is not above 24 B"},
+		{23, small * 25 / 24, "the one byte past 23 B at half the efficiency: no step at the threshold"},
+		{12, small * 3 / 2, "12 B at full efficiency and 12 B at half"},
+	} {
+		n.Device.AllReduceLargeBytes = c.threshold
+		assert.Equal(t, c.want, n.Cost(decodes).AllReduce, c.why)
+	}
 }
 
 func TestPrefillLaunchesApplyToMixedIterations(t *testing.T) {

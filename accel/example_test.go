@@ -19,8 +19,8 @@ func ExampleNode_Cost() {
 	fmt.Printf("one decode step: %v\n", decode.Total.Round(1e8))
 	fmt.Printf("KV of 4096 tokens: %.2f GB\n", float64(4096*m.KVBytesPerToken(accel.BF16))/1e9)
 	// Output:
-	// prefill 4096 tokens: 481ms (compute 278.4ms, all-reduce 202.3ms)
-	// one decode step: 21.5ms
+	// prefill 4096 tokens: 440.8ms (compute 281.2ms, all-reduce 159.3ms)
+	// one decode step: 21.3ms
 	// KV of 4096 tokens: 1.34 GB
 }
 

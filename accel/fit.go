@@ -131,7 +131,7 @@ var deviceCoefficients = []coefficient{
 		func(d *Device, _ map[string]Engine, v float64) { d.MemoryEfficiency = v }},
 	{"all-reduce efficiency", 0.01, 1, func(d *Device, _ map[string]Engine) float64 { return d.AllReduceEfficiency },
 		func(d *Device, _ map[string]Engine, v float64) { d.AllReduceEfficiency = v }},
-	{"all-reduce large bytes (MB)", 32, 160, func(d *Device, _ map[string]Engine) float64 { return d.AllReduceLargeBytes / 1e6 },
+	{"all-reduce large bytes (MB)", 4, 160, func(d *Device, _ map[string]Engine) float64 { return d.AllReduceLargeBytes / 1e6 },
 		func(d *Device, _ map[string]Engine, v float64) { d.AllReduceLargeBytes = v * 1e6 }},
 	{"all-reduce large efficiency", 0.01, 1, func(d *Device, _ map[string]Engine) float64 { return d.AllReduceLargeEfficiency },
 		func(d *Device, _ map[string]Engine, v float64) { d.AllReduceLargeEfficiency = v }},

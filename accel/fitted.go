@@ -6,10 +6,10 @@ import "github.com/kvcosim/kvcosim/sim"
 
 // The device classes' coefficients FitPresets finds (docs/accel.md gives each one's provenance).
 var (
-	a100Fit = fit{Linear: 0.7891, LinearHalfTokens: 125, Attention: 0.75, CachedAttention: 0.2372, Memory: 0.6422,
-		AllReduce: 0.3832, AllReduceLargeBytes: 5e+07, AllReduceLarge: 0.1386, HopLatency: 12637 * sim.Nanosecond}
-	h100Fit = fit{Linear: 0.5386, LinearHalfTokens: 50.67, Attention: 0.4629, CachedAttention: 0.2372, Memory: 0.7938,
-		AllReduce: 0.4315, AllReduceLargeBytes: 5e+07, AllReduceLarge: 0.184, HopLatency: 8066 * sim.Nanosecond}
+	a100Fit = fit{Linear: 0.7724, LinearHalfTokens: 121.1, Attention: 0.75, CachedAttention: 0.2392, Memory: 0.6438,
+		AllReduce: 0.4547, AllReduceLargeBytes: 3.051e+07, AllReduceLarge: 0.1173, HopLatency: 12617 * sim.Nanosecond}
+	h100Fit = fit{Linear: 0.5307, LinearHalfTokens: 41.43, Attention: 0.4827, CachedAttention: 0.2392, Memory: 0.7938,
+		AllReduce: 0.4354, AllReduceLargeBytes: 3.355e+07, AllReduceLarge: 0.1618, HopLatency: 7891 * sim.Nanosecond}
 )
 
 // Engines are the serving stacks, by name, fitted with the H100 class: cuda-graphs (vLLM, SGLang and
@@ -19,10 +19,10 @@ var (
 var Engines = []Engine{
 	{Name: "cuda-graphs", IterationOverhead: 312109 * sim.Nanosecond, LayerLaunch: 0 * sim.Nanosecond, PrefillLayerLaunch: 0 * sim.Nanosecond,
 		SequenceOverhead: 1465 * sim.Nanosecond, PromptOverhead: 0 * sim.Nanosecond, Overlap: 0},
-	{Name: "eager", IterationOverhead: 6113281 * sim.Nanosecond, LayerLaunch: 1008789 * sim.Nanosecond, PrefillLayerLaunch: 187500 * sim.Nanosecond,
-		SequenceOverhead: 3909 * sim.Nanosecond, PromptOverhead: 0 * sim.Nanosecond, Overlap: 20},
-	{Name: "vllm-v0", IterationOverhead: 911935 * sim.Nanosecond, LayerLaunch: 345703 * sim.Nanosecond, PrefillLayerLaunch: 597656 * sim.Nanosecond,
-		SequenceOverhead: 255859 * sim.Nanosecond, PromptOverhead: 0 * sim.Nanosecond, Overlap: 6.01},
-	{Name: "vllm-v0-a100", IterationOverhead: 1210938 * sim.Nanosecond, LayerLaunch: 413086 * sim.Nanosecond, PrefillLayerLaunch: 723633 * sim.Nanosecond,
-		SequenceOverhead: 328125 * sim.Nanosecond, PromptOverhead: 34179688 * sim.Nanosecond, Overlap: 5.379},
+	{Name: "eager", IterationOverhead: 6113281 * sim.Nanosecond, LayerLaunch: 1008789 * sim.Nanosecond, PrefillLayerLaunch: 240234 * sim.Nanosecond,
+		SequenceOverhead: 3738 * sim.Nanosecond, PromptOverhead: 0 * sim.Nanosecond, Overlap: 17.62},
+	{Name: "vllm-v0", IterationOverhead: 1093750 * sim.Nanosecond, LayerLaunch: 345703 * sim.Nanosecond, PrefillLayerLaunch: 594727 * sim.Nanosecond,
+		SequenceOverhead: 255859 * sim.Nanosecond, PromptOverhead: 0 * sim.Nanosecond, Overlap: 6.028},
+	{Name: "vllm-v0-a100", IterationOverhead: 1250000 * sim.Nanosecond, LayerLaunch: 407227 * sim.Nanosecond, PrefillLayerLaunch: 723633 * sim.Nanosecond,
+		SequenceOverhead: 333984 * sim.Nanosecond, PromptOverhead: 34667969 * sim.Nanosecond, Overlap: 5.175},
 }

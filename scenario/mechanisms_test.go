@@ -88,8 +88,11 @@ func TestAsyncSaveTakesTheExportOffTheNextTurn(t *testing.T) {
 func TestAsyncBufferFull(t *testing.T) {
 	for _, full := range []string{"block", "drop"} {
 		t.Run(full, func(t *testing.T) {
-			res := simulate(t, append([]string{"system.design=cpu", "store.save=async", "store.async_buffer=3GiB", "store.async_full=" + full,
-				"storage.drives=1"}, evicting...)...) // one drive: the exports queue behind it
+			// One drive, so the exports queue behind it, and a buffer of
+			// one session's object (llama-3-70b's 8,192-token window), so
+			// an export that meets another still draining finds it full.
+			res := simulate(t, "system.design=cpu", "store.save=async", "store.async_buffer=2.5GiB", "store.async_full="+full,
+				"storage.drives=1", "accelerator.retain=off", "workload.sessions=120")
 			s := res.Summary().Store
 			assert.Positive(t, s["exports_"+map[string]string{"block": "blocked", "drop": "dropped"}[full]])
 			if full == "block" {
