@@ -205,7 +205,8 @@ func (d Device) linearEfficiency(tokens float64) float64 {
 }
 
 // allReduce is two ring all-reduces per layer of the tokens' activations:
-// 2(tp-1) hop latencies and 2(tp-1)/tp of the data each.
+// 2(tp-1) hop latencies and 2(tp-1)/tp of the data each, the bytes past
+// AllReduceLargeBytes at the large messages' efficiency.
 func (n *Node) allReduce(tokens int64) sim.Time {
 	if n.TP == 1 {
 		return 0
@@ -213,11 +214,11 @@ func (n *Node) allReduce(tokens int64) sim.Time {
 	d := n.Device
 	tp := float64(n.TP)
 	data := float64(tokens) * float64(n.Model.Hidden) * 2 // bf16 activations
-	wire := data / d.AllReduceEfficiency
+	fullRateBytes := data / d.AllReduceEfficiency         // what the link would move at its full rate in the same time
 	if d.AllReduceLargeBytes > 0 && data > d.AllReduceLargeBytes {
-		wire = d.AllReduceLargeBytes/d.AllReduceEfficiency + (data-d.AllReduceLargeBytes)/d.AllReduceLargeEfficiency
+		fullRateBytes = d.AllReduceLargeBytes/d.AllReduceEfficiency + (data-d.AllReduceLargeBytes)/d.AllReduceLargeEfficiency
 	}
-	per := 2*(tp-1)*float64(d.NVLinkHopLatency) + 2*(tp-1)/tp*wire/float64(d.NVLinkBandwidth)*1e12
+	per := 2*(tp-1)*float64(d.NVLinkHopLatency) + 2*(tp-1)/tp*fullRateBytes/float64(d.NVLinkBandwidth)*1e12
 	return sim.TimeOf(2 * float64(n.Model.Layers) * per)
 }
 

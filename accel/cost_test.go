@@ -102,7 +102,7 @@ func TestAllReduceRing(t *testing.T) {
 
 func TestAllReduceBytesPastTheThresholdReachTheLargeEfficiency(t *testing.T) {
 	n := toyNode(t, 2)
-	n.Device.NVLinkHopLatency = 0 // the data's time alone
+	n.Device.NVLinkHopLatency = 0                   // the data's time alone
 	decodes := Iteration{Decodes: []int64{1, 1, 1}} // 24 B messages
 	small := n.Cost(decodes).AllReduce
 	n.Device.AllReduceLargeEfficiency = 0.5

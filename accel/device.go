@@ -33,9 +33,11 @@ type Device struct {
 	// AllReduceEfficiency is the fraction of NVLink bandwidth an all-reduce
 	// reaches.
 	AllReduceEfficiency float64
-	// AllReduceLargeBytes and AllReduceLargeEfficiency: messages larger
-	// than this reach this fraction instead (NCCL picks its algorithm and
-	// protocol by the message's size; 0: one efficiency for every size).
+	// AllReduceLargeBytes and AllReduceLargeEfficiency: the bytes of a
+	// message past this many go at this fraction instead (NCCL picks its
+	// algorithm and protocol by the message's size); only the bytes past
+	// it, so an all-reduce's time has no step there. 0: one efficiency
+	// for every size.
 	AllReduceLargeBytes      float64
 	AllReduceLargeEfficiency float64
 	// SMs is the number of streaming multiprocessors; KernelLaunch the
