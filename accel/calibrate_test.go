@@ -84,8 +84,8 @@ func TestSplitwiseClassesNameFittedEngines(t *testing.T) {
 // starts of its large all-reduce efficiency and holds the presets' fit
 // within 1 % of the lowest fitting-half loss among them: the documented
 // start does not leave the fit in a poor valley. It logs each start's
-// held-out prompt p90, the spread docs/accel.md quotes ("The A100's
-// per-prompt term"); the start is chosen by the fitting half, never by it.
+// held-out prompt p90, the spread docs/accel.md quotes ("The continuous
+// all-reduce"); the start is chosen by the fitting half, never by it.
 func TestA100FitStartIsNoWorseThanOthers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a dozen fits take seconds")
