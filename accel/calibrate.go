@@ -208,16 +208,16 @@ func BreakEvenBandwidth(m Model, d Device, tp int, prefix int64) float64 {
 
 // errorChecks are the median and p90 |error| of prompt and per-token
 // times as checks named prefix + time + kind + quantile, bounded by
-// tolerance ([median, p90]) and cited by source.
-func errorChecks(prefix, kind string, f FitResult, tolerance [2]float64, source string) []sim.Calibration {
+// tolerance and cited by source.
+func errorChecks(prefix, kind string, f FitResult, tolerance float64, source string) []sim.Calibration {
 	var out []sim.Calibration
-	for i, q := range []struct {
+	for _, q := range []struct {
 		name          string
 		prompt, token float64
 	}{{"median", f.PromptMedian, f.TokenMedian}, {"p90", f.PromptP90, f.TokenP90}} {
 		out = append(out,
-			sim.NewCalibration(prefix+"prompt_time "+kind+q.name+" |error|", 0, q.prompt, "fraction", tolerance[i], source),
-			sim.NewCalibration(prefix+"token_time "+kind+q.name+" |error|", 0, q.token, "fraction", tolerance[i], source))
+			sim.NewCalibration(prefix+"prompt_time "+kind+q.name+" |error|", 0, q.prompt, "fraction", tolerance, source),
+			sim.NewCalibration(prefix+"token_time "+kind+q.name+" |error|", 0, q.token, "fraction", tolerance, source))
 	}
 	return out
 }
@@ -265,12 +265,12 @@ func Calibrations() ([]sim.Calibration, error) {
 			return nil, err
 		}
 		out = append(out, errorChecks(c.hardware+" ", "held-out ", heldOut(ms, "llama2-70b", c.hardware, devicePresets[c.preset], engines[i]),
-			[2]float64{0.15, 0.15}, src)...)
+			0.15, src)...)
 	}
 	for i, c := range splitwiseClasses {
 		d, engine := devicePresets[c.preset], engines[i]
 		f := errorsOn("bloom-176b", possibleRuns(splitwisePreset("bloom-176b"), d, splitwiseRuns(ms, "bloom-176b", c.hardware)), d, engine)
-		out = append(out, errorChecks(c.hardware+" bloom-176b ", "", f, [2]float64{0.40, 0.40}, unseen)...)
+		out = append(out, errorChecks(c.hardware+" bloom-176b ", "", f, 0.40, unseen)...)
 	}
 	profile, err := profileCalibrations()
 	if err != nil {
