@@ -14,12 +14,15 @@ func TierDeviceNames() []string {
 	return append(presetNames(ssdPresets), presetNames(dramPresets)...)
 }
 
-// NewTierDevice builds the device of the tier called name from a preset
-// of TierDeviceNames.
-func NewTierDevice(eng *sim.Engine, name, preset string) (Device, error) {
+// NewTierDevice builds the device of the tier called name, which holds
+// capacityBytes, from a preset of TierDeviceNames. An SSD's address space is
+// the tier's capacity, as the one-tier form sizes its drive to the store:
+// the preset gives the drive's timing, and a tier larger than the preset's
+// drive is one drive of that timing and the tier's size.
+func NewTierDevice(eng *sim.Engine, name, preset string, capacityBytes int64) (Device, error) {
 	if f, ok := ssdPresets[preset]; ok {
 		cfg := f()
-		cfg.Name = name
+		cfg.Name, cfg.CapacityBytes = name, capacityBytes
 		return NewSSD(eng, cfg)
 	}
 	if f, ok := dramPresets[preset]; ok {
