@@ -111,7 +111,8 @@ type TierSummary struct {
 	// Drives, DriveBytesPerDay, DriveWritesPerDay and RatedDWPD are for a
 	// tier of SSDs: the drives its bytes stripe over, the bytes written per
 	// drive over the run scaled to a day of the same traffic, the drive
-	// writes per day they make (over a drive's capacity), and the maker's
+	// writes per day they make (over the capacity of the drive as sold, not
+	// the share of the store the run gives it), and the maker's
 	// rating.
 	Drives            int     `json:"drives,omitempty"`
 	DriveBytesPerDay  float64 `json:"drive_bytes_per_day,omitempty"`

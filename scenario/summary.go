@@ -187,15 +187,22 @@ func (r *Run) tierSummaries(now sim.Time) []reports.TierSummary {
 	return out
 }
 
-// tierDrives is the SSD a tier is made of and how many of them its bytes
-// stripe over; ok is false for a tier of DRAM.
+// tierDrives is the SSD preset a tier is made of, as the maker sells it,
+// and how many drives its bytes stripe over; ok is false for a tier of
+// DRAM. The preset's capacity, not the address space the run gives each
+// drive (its share of the store), is what a drive write is: the rating is
+// for the drive sold, and a store of 2 TB over two 3.84 TB drives writes a
+// drive's worth when it writes 3.84 TB to each (until 2026-11-26 the
+// one-tier form counted a drive write at its 1 TB share, 3.84 times too
+// many, and an unlimited store's next to none).
 func (r *Run) tierDrives(i int) (memory.SSDConfig, int, bool) {
 	rs := r.l.resolved
+	drives := 1
 	if len(r.l.Storage.Tiers) == 0 && i == len(r.tierDevs)-1 {
-		return rs.ssd, rs.drives, true
+		drives = rs.drives
 	}
 	cfg, err := memory.SSDPreset(rs.tierDevices[i])
-	return cfg, 1, err == nil
+	return cfg, drives, err == nil
 }
 
 // poolEvictions counts objects the pool dropped for good, in every tier

@@ -62,6 +62,26 @@ func TestEveryDesignTakesATierList(t *testing.T) {
 	}
 }
 
+// The one-tier form's drives are sized to their share of the store, but a
+// drive write is the drive sold: 3.84 TB for the CM6, whatever the store's
+// capacity (it was the share: 1 TB each for the default's 2 TB on two
+// drives, and an unlimited store's made next to no drive writes).
+func TestOneTierDriveWritesAreOverTheDrivesSold(t *testing.T) {
+	for _, c := range []struct{ capacity, drives string }{{"2TB", "2"}, {"unlimited", "2"}, {"500GB", "1"}} {
+		t.Run(c.capacity+"/"+c.drives, func(t *testing.T) {
+			res, _ := execute(t, "system.design=fpga", "workload.sessions=20", "storage.capacity="+c.capacity, "storage.drives="+c.drives)
+			s := res.Summary()
+			require.Len(t, s.Tiers, 1)
+			ssd := s.Tiers[0]
+			require.Positive(t, ssd.BytesWritten)
+			perDrive := float64(ssd.BytesWritten) / float64(ssd.Drives) * 86400 / s.SimTimeS
+			assert.Equal(t, c.drives, fmt.Sprint(ssd.Drives))
+			assert.InDelta(t, perDrive, ssd.DriveBytesPerDay, 1e-9*perDrive)
+			assert.InDelta(t, perDrive/3.84e12, ssd.DriveWritesPerDay, 1e-9*perDrive/3.84e12)
+		})
+	}
+}
+
 func TestTierListErrorsNameTheKey(t *testing.T) {
 	cases := []struct {
 		name, yaml string

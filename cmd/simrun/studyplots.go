@@ -519,7 +519,7 @@ func (st *study) endurancePlot(sc string) (string, string, *plot.Plot, error) {
 		p.Y.Max = max(p.Y.Max, 1.2*rated)
 		err = reports.HLine(p, fmt.Sprintf("rated: %g a day", rated), rated, -0.5, float64(len(categories))-0.5)
 	}
-	caption := fmt.Sprintf("The drive writes per day each storing design's exports make on each drive (its bytes written over the run, scaled to a day of the same traffic, over a drive's capacity), with whole objects (full, the patent's write-through) and with only the new part of each (delta); the most is %.2f (%s), against the drives' rated %g.",
+	caption := fmt.Sprintf("The drive writes per day each storing design's exports make on each drive (its bytes written over the run, scaled to a day of the same traffic, over the capacity of the drive as sold), with whole objects (full, the patent's write-through) and with only the new part of each (delta); the most is %.2f (%s), against the drives' rated %g.",
 		worst, worstName, rated)
 	return "endurance", caption, p, err
 }
