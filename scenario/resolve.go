@@ -519,10 +519,12 @@ func (r *resolver) bufferHoldsAnObject(text string, m hostcpu.Mechanisms, out *r
 }
 
 // capacity reads storage.capacity: a size, or unlimited (as many regions
-// as the index can address).
+// as the index can address, and no more bytes than the largest size
+// ParseSize takes: 2^31-1 regions of 8 GiB would overflow int64).
 func (r *resolver) capacity(key, text string, region int64) (int64, bool) {
+	regions := min(1<<31-1, maxSizeBytes/region)
 	if text == "unlimited" {
-		return (1<<31 - 1) * region, true
+		return regions * region, true
 	}
 	n, err := ParseSize(text)
 	if err != nil {
@@ -532,7 +534,7 @@ func (r *resolver) capacity(key, text string, region int64) (int64, bool) {
 	if n < region {
 		r.fail(key, "%s is smaller than one %d MiB region", text, region>>20)
 	}
-	return min(n/region, 1<<31-1) * region, false
+	return min(n/region, regions) * region, false
 }
 
 func (r *resolver) resolveWorkload(sc *Scenario, out *resolved) {
@@ -612,6 +614,10 @@ func (l *Loaded) checkTrace(t *workloads.Trace) error {
 	return r.err
 }
 
+// maxSizeBytes is the largest size a scenario takes (2^62 B, 4 EiB): sums
+// of a few such sizes still fit int64.
+const maxSizeBytes = math.MaxInt64 / 2
+
 // ParseSize reads a size such as "4TB", "512 GiB" or "1500000B": decimal
 // (kB, MB, GB, TB, PB) or binary (KiB ... PiB) units.
 func ParseSize(text string) (int64, error) {
@@ -628,8 +634,8 @@ func ParseSize(text string) (int64, error) {
 	if !ok || err != nil || !(v > 0) {
 		return 0, fmt.Errorf("size %q: expected a positive number and a unit (B, kB, MB, GB, TB, PB, KiB ... PiB)", text)
 	}
-	if v*mult > math.MaxInt64/2 {
-		return 0, fmt.Errorf("size %q is too large", text)
+	if v*mult > maxSizeBytes {
+		return 0, fmt.Errorf("size %q is too large (at most %d B)", text, int64(maxSizeBytes))
 	}
 	return int64(v * mult), nil
 }

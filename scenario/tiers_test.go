@@ -3,6 +3,7 @@ package scenario
 import (
 	"fmt"
 	"github.com/kvcosim/kvcosim/hostcpu"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -126,5 +127,26 @@ func TestStripedDrivesHoldTheWholeCapacity(t *testing.T) {
 		lastStripe := (pool - 1) / memory.StripeBytes
 		assert.Less(t, lastStripe/int64(drives)*memory.StripeBytes, per, "%d drives: the last stripe fits its drive", drives)
 		assert.GreaterOrEqual(t, per*int64(drives), pool)
+	}
+}
+
+// Unlimited is as many regions as the index addresses, but no more bytes
+// than a size may be: with regions of 8 GiB and more, 2^31-1 of them
+// overflowed int64 and the error quoted a negative size against a key the
+// user had not set.
+func TestUnlimitedFitsInt64WithTheLargestRegions(t *testing.T) {
+	for _, sets := range [][]string{
+		{"storage.capacity=unlimited", "fpga.region_mib=16384"},
+		{"storage.capacity=unlimited", "fpga.region_mib=8192"},
+		{"system.design=lmcache", "fpga.region_mib=16384", "store.dram_tier=unlimited"},
+		{"system.design=cpu", "fpga.region_mib=16384", "storage.tiers=[{name: flash, device: kioxia-cm6, capacity: unlimited}]"},
+	} {
+		t.Run(strings.Join(sets, ","), func(t *testing.T) {
+			res, _ := execute(t, append(sets, "workload.sessions=10")...)
+			for _, tier := range res.Summary().Tiers {
+				assert.Positive(t, tier.CapacityBytes, tier.Name)
+				assert.LessOrEqual(t, tier.CapacityBytes, int64(maxSizeBytes), tier.Name)
+			}
+		})
 	}
 }
