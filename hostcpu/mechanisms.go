@@ -168,7 +168,9 @@ type Mechanisms struct {
 	AsyncFull        FullPolicy
 	// ChunkBytes is the piece a transfer of several hops streams in: hop
 	// h+1 moves chunk i while hop h moves chunk i+1, as DMA engines do.
-	// 0 moves the whole extent through one hop after another.
+	// 0 moves the whole extent through one hop after another. At least
+	// MinChunkBytes: each chunk is an event on each hop, and a chunk of a
+	// few bytes makes a gigabyte's transfer a billion of them.
 	ChunkBytes int64
 	// Layout is the stored objects' layout: it says when a layer-wise load
 	// has each layer's K and V.
@@ -195,11 +197,18 @@ func (m Mechanisms) Validate(tiers int) error {
 		return fmt.Errorf("store.preload_buffer = %d B: must be positive", m.PreloadBufferBytes)
 	case m.PrefetchWindowTurns < AutoWindow:
 		return fmt.Errorf("store.prefetch_window = %d turns: must not be negative (0: none)", m.PrefetchWindowTurns)
-	case m.ChunkBytes < 0:
-		return fmt.Errorf("store.chunk = %d B: must not be negative (0: whole extents hop by hop)", m.ChunkBytes)
+	case m.ChunkBytes != 0 && m.ChunkBytes < MinChunkBytes:
+		return fmt.Errorf("store.chunk = %d B: must be at least %d B (64 KiB), or 0 (whole extents hop by hop)", m.ChunkBytes, MinChunkBytes)
 	}
 	return nil
 }
+
+// MinChunkBytes is the smallest store.chunk: 64 KiB, a sixteenth of the
+// smallest chunk a serving system streams in (LMCache's 256-token chunks
+// are megabytes of KV; docs/scenario.md). Below it a run makes an event per
+// chunk per hop for no finding: 4 KiB chunks took 15 times the wall time
+// of 64 KiB on 40 sessions, 1 B ones would take hours.
+const MinChunkBytes = 64 << 10
 
 // AutoWindow as PrefetchWindowTurns sizes the look-ahead window by the
 // top tier.

@@ -295,6 +295,8 @@ func TestStoreKeysRefuseBadInput(t *testing.T) {
 		{[]string{"system.design=cachedattention", "store.load=whole"}, "key store.prefetch: queue needs store.load: layerwise"},
 		{[]string{"system.design=cpu", "store.save=async", "store.async_buffer=0GiB"}, "key store.async_buffer"},
 		{[]string{"store.chunk=-4MiB"}, "key store.chunk"},
+		{[]string{"store.chunk=1B"}, "--set store.chunk=1B: key store.chunk: must be at least 65536 B (64 KiB), or 0"},
+		{[]string{"store.chunk=63KiB"}, "--set store.chunk=63KiB: key store.chunk: must be at least 65536 B"},
 		{[]string{"store.preload=eager"}, `key store.preload: "eager" is not allowed (allowed: none, queue)`},
 		{[]string{"system.design=cpu", "store.preload=queue"}, "key store.preload: queue needs store.load: layerwise"},
 		{[]string{"system.design=cachedattention", "store.preload_buffer=0GiB"}, "key store.preload_buffer"},
