@@ -64,15 +64,35 @@ func DefaultConfig(dir kvstore.DirectoryConfig) Config {
 		BucketBytes: 8, LinkBytes: 64, QueryTasks: 4, ExportTasks: 4, SignalBytes: 64}
 }
 
-// TableBytes is the memory the tables and FIFOs need: the buckets, one
-// link per region at most, and both FIFOs able to hold every region.
+// TableBytes is the memory the tables and FIFOs need: the buckets, the
+// links, and both FIFOs able to hold as many regions as there are links.
 func (c Config) TableBytes() int64 {
-	regions := c.Directory.StorageBytes / c.Directory.RegionBytes
-	links := regions
+	links := c.Links()
+	return int64(1)<<c.Directory.BucketsLog2*c.BucketBytes + links*c.LinkBytes + 2*links*4
+}
+
+// Links is how many links the link table holds: one per region, at most
+// MaxLinks.
+func (c Config) Links() int64 {
+	links := c.Directory.StorageBytes / c.Directory.RegionBytes
 	if c.MaxLinks > 0 {
 		links = min(links, c.MaxLinks)
 	}
-	return int64(1)<<c.Directory.BucketsLog2*c.BucketBytes + links*c.LinkBytes + 2*links*4
+	return links
+}
+
+// tablesRoom is the part of the placement's memory (placementBytes) the
+// tables may fill: in host memory the upper half, since the lower half
+// holds the sessions' token arrays (stages.go); in HBM all of it; in URAM
+// the URAM.
+func (c Config) tablesRoom(placementBytes int64) int64 {
+	switch c.Placement {
+	case PlaceURAM:
+		return c.URAMBytes
+	case PlaceHost:
+		return placementBytes - placementBytes/2
+	}
+	return placementBytes
 }
 
 // Validate checks the configuration; placementBytes is the capacity of the
@@ -93,13 +113,9 @@ func (c Config) Validate(placementBytes int64) error {
 	if c.QueryTasks < 1 || c.ExportTasks < 1 {
 		return fmt.Errorf("fpga: query_tasks = %d and export_tasks = %d: must be at least 1", c.QueryTasks, c.ExportTasks)
 	}
-	capacity := placementBytes
-	if c.Placement == PlaceURAM {
-		capacity = c.URAMBytes
-	}
-	if need := c.TableBytes(); need > capacity {
-		return fmt.Errorf("fpga: tables need %d B (2^%d buckets, %d regions) but their placement holds %d B",
-			need, c.Directory.BucketsLog2, c.Directory.StorageBytes/c.Directory.RegionBytes, capacity)
+	if need, room := c.TableBytes(), c.tablesRoom(placementBytes); need > room {
+		return fmt.Errorf("fpga: tables need %d B (2^%d buckets, %d regions) but their placement holds %d B for them",
+			need, c.Directory.BucketsLog2, c.Directory.StorageBytes/c.Directory.RegionBytes, room)
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/kvcosim/kvcosim/memory"
 	"github.com/kvcosim/kvcosim/sim"
 )
 
@@ -111,4 +112,41 @@ func TestInvariantViolationStopsTheSimulation(t *testing.T) {
 	s.query(QueryRequest{Session: 1, Key: kvstore.Key{Tokens: 5, Hash: 5}})
 	require.Error(t, s.fpga.Failure())
 	assert.Regexp(t, `fpga invariant violated at \d.*after lookup: region 0 found in segment 0 but marked state 1`, s.fpga.Failure().Error())
+}
+
+// The tables lie in the upper half of host memory (the lower holds the
+// sessions' token arrays), so they must fit that half: they were held
+// against all of it, and tables of more than half ran past the device.
+func TestHostTablesFitTheUpperHalfOfHostMemory(t *testing.T) {
+	cfg := DefaultConfig(goldenDirectory(kvstore.SchemePatent, kvstore.ExportFull))
+	need := cfg.TableBytes()
+	for _, c := range []struct {
+		host int64
+		fits bool
+	}{{2 * need, true}, {2*need - 1, true}, {2*need - 2, false}, {need, false}} {
+		err := cfg.Validate(c.host)
+		if c.fits {
+			assert.NoError(t, err, "host memory of %d B", c.host)
+		} else {
+			assert.ErrorContains(t, err, "but their placement holds", "host memory of %d B", c.host)
+		}
+	}
+}
+
+// An unlimited store's 2^31-1 regions have MaxLinks links: the link and
+// FIFO addresses stay in the tables TableBytes sizes. They spread over
+// every region and ran past host memory, which the cycle-level host model
+// refused with a panic.
+func TestUnlimitedStoreTablesStayInHostMemory(t *testing.T) {
+	cfg := DefaultConfig(goldenDirectory(kvstore.SchemePatent, kvstore.ExportFull))
+	cfg.Directory.StorageBytes, cfg.MaxLinks = (1<<31-1)*cfg.Directory.RegionBytes, 1<<24
+	s := newTestSystem(t, cfg)
+	for i := range 8 {
+		hash := uint64(i) * 0x9e3779b97f4a7c15 // spread over all 64 bits
+		require.NoError(t, s.export(ExportRequest{Session: int64(i), Key: kvstore.Key{Tokens: 100, Hash: hash}, TokenBytes: 400}).Err)
+		assert.True(t, s.query(QueryRequest{Session: int64(i), Key: kvstore.Key{Tokens: 100, Hash: hash}, TokenBytes: 400}).Hit)
+	}
+	end := s.fpga.tableBase() + cfg.TableBytes()
+	assert.LessOrEqual(t, end, memory.HostMemoryConfig().CapacityBytes())
+	assert.LessOrEqual(t, s.fpga.fifoAddr()+2*cfg.Links()*4, end)
 }

@@ -24,14 +24,14 @@ func (e *Engine) bucketAddr(hash uint64) int64 {
 	return e.tableBase() + int64(e.dir.Bucket(hash))*e.cfg.BucketBytes
 }
 
+// linkAddr and fifoAddr lie in the tables TableBytes sizes: as many links
+// as Links (an unlimited store's 2^31-1 regions have 2^24), then the FIFOs.
 func (e *Engine) linkAddr(hash uint64) int64 {
-	regions := int64(e.dir.Regions())
-	return e.tableBase() + int64(e.dir.Buckets())*e.cfg.BucketBytes + int64(hash%uint64(regions))*e.cfg.LinkBytes
+	return e.tableBase() + int64(e.dir.Buckets())*e.cfg.BucketBytes + int64(hash%uint64(e.cfg.Links()))*e.cfg.LinkBytes
 }
 
 func (e *Engine) fifoAddr() int64 {
-	regions := int64(e.dir.Regions())
-	return e.tableBase() + int64(e.dir.Buckets())*e.cfg.BucketBytes + regions*e.cfg.LinkBytes
+	return e.tableBase() + int64(e.dir.Buckets())*e.cfg.BucketBytes + e.cfg.Links()*e.cfg.LinkBytes
 }
 
 // Operations a stage issues; each returns the bytes it moves.

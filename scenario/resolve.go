@@ -389,7 +389,7 @@ func (r *resolver) resolveFPGA(sc *Scenario, out *resolved) {
 	if placement == fpga.PlaceHBM {
 		placementBytes = memory.HBM2_U55C().CapacityBytes()
 	}
-	r.check(r.culprit("fpga.placement", "fpga.buckets", "storage.capacity", "fpga.region_mib", "cpu.host_memory"), cfg.Validate(placementBytes))
+	r.check(r.culprit("fpga.placement", "fpga.buckets", "storage.capacity", "storage.tiers", "fpga.region_mib", "cpu.host_memory"), cfg.Validate(placementBytes))
 	out.fpga = cfg
 	out.host.HashSeed = sc.Seed
 	out.ssd.CapacityBytes = storage
