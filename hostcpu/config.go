@@ -127,8 +127,11 @@ type Node struct {
 	KV   *accel.KVMemory
 	// FPGA is the node's engine (design fpga).
 	FPGA *fpga.Engine
-	// HostMemory is the node's DRAM (design cpu bounces KV through it).
-	HostMemory memory.Device
+	// HostMemory is the node's DRAM (design cpu bounces KV through it), of
+	// HostMemoryBytes: a transfer streamed through it stages its chunks
+	// round it as a ring (staging).
+	HostMemory      memory.Device
+	HostMemoryBytes int64
 	// ToGPU and FromGPU are the host's PCIe link to the accelerator.
 	ToGPU, FromGPU *sim.Link
 	// P2PToGPU and P2PFromGPU join the FPGA's exchange memory and the

@@ -177,5 +177,5 @@ func (s *System) importHops(r *request, tier int, addr int64) []hop {
 
 // toHost is an extent's way from its tier into host memory.
 func toHost(n *nodeState, tier int, addr int64) []hop {
-	return []hop{{dev: n.Tiers[tier], addr: addr}, {dev: n.HostMemory, write: true}}
+	return []hop{{dev: n.Tiers[tier], addr: addr}, n.staging(true)}
 }

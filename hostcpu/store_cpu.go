@@ -54,7 +54,7 @@ func (st cpuStore) Offload(id int) {
 	s := st.s
 	t := s.exports.At(id)
 	n := s.nodes[t.node]
-	s.moveExtent(id, []hop{{link: n.FromGPU}, {dev: n.HostMemory, write: true}}, t.bytes, opExportStep)
+	s.moveExtent(id, []hop{{link: n.FromGPU}, n.staging(true)}, t.bytes, opExportStep)
 }
 
 // Save updates the directory at once, charges a core for the hashing and
@@ -74,7 +74,7 @@ func (st cpuStore) Save(id int) int {
 		sim.Time(res.Hops+3*res.Inserted+2*res.Superseded+1)*s.cfg.HostAccessLatency
 	n.cpu.Submit(sim.Job{Service: service, Done: sim.Event{Handler: s, Op: opExportStep, Arg: int64(id)}})
 	for _, w := range res.Writes {
-		s.moveExtent(id, []hop{{dev: n.HostMemory}, {dev: n.Tiers[w.Tier], addr: w.Addr, write: true}}, w.Bytes, opExportStep)
+		s.moveExtent(id, []hop{n.staging(false), {dev: n.Tiers[w.Tier], addr: w.Addr, write: true}}, w.Bytes, opExportStep)
 	}
 	return len(res.Writes) + 1
 }
@@ -90,10 +90,10 @@ func (s *System) move(node int, moves []kvstore.Move) {
 	n := s.nodes[node]
 	for _, m := range moves {
 		for _, x := range m.Read {
-			s.moveExtent(-1, []hop{{dev: n.Tiers[x.Tier], addr: x.Addr}, {dev: n.HostMemory, write: true}}, x.Bytes, opMoved)
+			s.moveExtent(-1, []hop{{dev: n.Tiers[x.Tier], addr: x.Addr}, n.staging(true)}, x.Bytes, opMoved)
 		}
 		for _, x := range m.Write {
-			s.moveExtent(-1, []hop{{dev: n.HostMemory}, {dev: n.Tiers[x.Tier], addr: x.Addr, write: true}}, x.Bytes, opMoved)
+			s.moveExtent(-1, []hop{n.staging(false), {dev: n.Tiers[x.Tier], addr: x.Addr, write: true}}, x.Bytes, opMoved)
 		}
 	}
 }

@@ -11,6 +11,25 @@ type hop struct {
 	addr  int64
 	write bool
 	link  *sim.Link
+	ring  int64 // a staging hop's bytes: its chunks wrap round them
+}
+
+// staging is the hop through the node's host memory, written or read: a
+// transfer stages there at address 0, and a streamed one larger than host
+// memory wraps round it in whole chunks, as a pipelined copy reuses its
+// staging buffers (store.chunk is at most host memory, checked when the
+// scenario loads, and a whole transfer fits it).
+func (n *Node) staging(write bool) hop {
+	return hop{dev: n.HostMemory, write: write, ring: n.HostMemoryBytes}
+}
+
+// at is the address of a transfer's chunk at offset off, chunks of chunk
+// bytes.
+func (h hop) at(off, chunk int64) int64 {
+	if h.ring == 0 {
+		return h.addr + off
+	}
+	return h.addr + off/chunk%max(1, h.ring/chunk)*chunk
 }
 
 // transfer moves bytes through hops and then raises op for the request
@@ -100,7 +119,7 @@ func (s *System) streamIssue(t, h int) {
 		if x := tr.hops[h]; x.link != nil {
 			x.link.Transfer(bytes, next)
 		} else {
-			x.dev.Access(memory.Request{Addr: x.addr + k*tr.chunk, Bytes: bytes, Write: x.write, Done: next})
+			x.dev.Access(memory.Request{Addr: x.at(k*tr.chunk, tr.chunk), Bytes: bytes, Write: x.write, Done: next})
 		}
 	}
 }

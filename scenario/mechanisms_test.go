@@ -297,6 +297,9 @@ func TestStoreKeysRefuseBadInput(t *testing.T) {
 		{[]string{"store.chunk=-4MiB"}, "key store.chunk"},
 		{[]string{"store.chunk=1B"}, "--set store.chunk=1B: key store.chunk: must be at least 65536 B (64 KiB), or 0"},
 		{[]string{"store.chunk=63KiB"}, "--set store.chunk=63KiB: key store.chunk: must be at least 65536 B"},
+		{[]string{"system.design=cpu", "cpu.host_memory=ddr4-3200", "store.chunk=20GiB"}, "key store.chunk: 20GiB is more than cpu.host_memory's 17179869184 B"},
+		{[]string{"system.design=cpu", "cpu.host_memory=ddr4-3200", "store.chunk=0", "accelerator.max_model_len=65536"},
+			"key store.chunk: 0 moves whole objects through host memory, and a session's object (llama-3-70b's 65536-token window x 327680 B per token = 21474836480 B) is more than cpu.host_memory's 17179869184 B"},
 		{[]string{"store.preload=eager"}, `key store.preload: "eager" is not allowed (allowed: none, queue)`},
 		{[]string{"system.design=cpu", "store.preload=queue"}, "key store.preload: queue needs store.load: layerwise"},
 		{[]string{"system.design=cachedattention", "store.preload_buffer=0GiB"}, "key store.preload_buffer"},
@@ -378,4 +381,20 @@ func TestMechanismCombinationsRunOrAreRefused(t *testing.T) {
 	}
 	t.Logf("%d of %d draws ran", ran, draws)
 	assert.Positive(t, ran)
+}
+
+// A CPU-run store streams a session object larger than host memory through
+// it (an 87,169-token prompt of Llama-3-70B is 28.6 GB against DDR4's 16
+// GiB): its chunks wrap round host memory. They ran past it, and the
+// cycle-level host memory refused them with a panic.
+func TestCPUStoreStreamsObjectsLargerThanHostMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("4 s of cycle-level host memory")
+	}
+	path := filepath.Join("..", "workloads", "testdata", "mooncake_conversation_trace.jsonl.gz")
+	res := simulate(t, "workload.kind=mooncake", "workload.path="+path, "workload.limit=15", "accelerator.max_model_len=262144",
+		"system.design=cpu", "cpu.host_memory=ddr4-3200", "cpu.host_memory_model=cycle", "accelerator.retain=off")
+	s := res.Summary()
+	assert.Equal(t, 15, s.RequestsCompleted)
+	assert.Greater(t, s.Tiers[0].BytesWritten, int64(16<<30), "more than host memory went through it")
 }

@@ -470,6 +470,7 @@ func (r *resolver) resolveStore(sc *Scenario, out *resolved) {
 			"the look-ahead raises session objects; the block scheme's chunks are prefetched at their lookup only (allowed here: auto, 0)")
 	}
 	r.bufferHoldsAnObject(st.AsyncBuffer, m, out)
+	r.hostMemoryStages(st.Chunk, m, out)
 	if err := m.Validate(len(out.tiers)); err != nil {
 		key, msg, _ := strings.Cut(err.Error(), ": ")
 		key, _, _ = strings.Cut(key, " ")
@@ -506,16 +507,39 @@ func (out *resolved) kvRoom() int64 {
 }
 
 // bufferHoldsAnObject refuses an asynchronous buffer smaller than the
-// largest object a design stores: one block in the block scheme, else a
-// session's whole history, at most the context window.
+// largest object a design stores.
 func (r *resolver) bufferHoldsAnObject(text string, m hostcpu.Mechanisms, out *resolved) {
-	tokens, what := out.host.ContextTokens, fmt.Sprintf("a session's object (%s's %d-token window", out.node.Model.Name, out.host.ContextTokens)
-	if out.host.Scheme == kvstore.SchemeBlock {
-		tokens, what = out.host.BlockTokens, fmt.Sprintf("one block (%d tokens", out.host.BlockTokens)
-	}
-	if largest := tokens * out.host.KVBytesPerToken; m.Save == hostcpu.SaveAsync && m.AsyncBufferBytes < largest {
+	if largest, what := out.largestObject(); m.Save == hostcpu.SaveAsync && m.AsyncBufferBytes < largest {
 		r.fail("store.async_buffer", "%s is smaller than %s x %d B per token = %d B)", text, what, out.host.KVBytesPerToken, largest)
 	}
+}
+
+// hostMemoryStages refuses transfers a CPU-run store could not stage in
+// host memory (cpu.host_memory): a chunk larger than it, or, with
+// store.chunk 0, a whole object larger than it. (A streamed transfer
+// larger than host memory wraps round it, hostcpu.Node.staging.)
+func (r *resolver) hostMemoryStages(text string, m hostcpu.Mechanisms, out *resolved) {
+	host := out.hostMemory.CapacityBytes()
+	if out.host.Design.Card {
+		return // the fpga design's transfers go peer to peer
+	}
+	if m.ChunkBytes > host {
+		r.fail(r.culprit("store.chunk", "cpu.host_memory"), "%s is more than cpu.host_memory's %d B, where a transfer stages its chunks", text, host)
+	}
+	if largest, what := out.largestObject(); m.ChunkBytes == 0 && largest > host {
+		r.fail(r.culprit("store.chunk", "cpu.host_memory", "accelerator.max_model_len"),
+			"0 moves whole objects through host memory, and %s x %d B per token = %d B) is more than cpu.host_memory's %d B: stream them in chunks", what, out.host.KVBytesPerToken, largest, host)
+	}
+}
+
+// largestObject is the largest object a design stores, and what it is:
+// one block in the block scheme, else a session's whole history, at most
+// the context window.
+func (out *resolved) largestObject() (int64, string) {
+	if out.host.Scheme == kvstore.SchemeBlock {
+		return out.host.BlockTokens * out.host.KVBytesPerToken, fmt.Sprintf("one block (%d tokens", out.host.BlockTokens)
+	}
+	return out.host.ContextTokens * out.host.KVBytesPerToken, fmt.Sprintf("a session's object (%s's %d-token window", out.node.Model.Name, out.host.ContextTokens)
 }
 
 // capacity reads storage.capacity: a size, or unlimited (as many regions
