@@ -429,7 +429,7 @@ func (d *Directory) allocate(now sim.Time, n int64) ([]int32, int, error) {
 // layout's runs of a whole object are contiguous.
 func (d *Directory) newSegment(now sim.Time, start, want int64, prev int32) (int32, int, error) {
 	bpt := d.cfg.Shape.BytesPerToken()
-	n := (want*bpt + d.cfg.RegionBytes - 1) / d.cfg.RegionBytes
+	n := d.regionsOf(want)
 	regions, evicted, err := d.allocate(now, n)
 	if err != nil {
 		return none, evicted, err
@@ -443,6 +443,11 @@ func (d *Directory) newSegment(now sim.Time, start, want int64, prev int32) (int
 		seg.extra = d.lists.alloc(regions[1:])
 	}
 	return d.segs.alloc(seg), evicted, nil
+}
+
+// regionsOf is the regions a segment of n tokens takes.
+func (d *Directory) regionsOf(n int64) int64 {
+	return (n*d.cfg.Shape.BytesPerToken() + d.cfg.RegionBytes - 1) / d.cfg.RegionBytes
 }
 
 // physical maps segment-relative extents to storage addresses, splitting

@@ -148,7 +148,7 @@ func (m *refModel) export(now sim.Time, k Key, prev *Key) (refResult, error) {
 		p = m.entries[*prev]
 	}
 	e := &refEntry{key: k}
-	if m.cfg.Mode == ExportDelta && p != nil && prev.Tokens <= k.Tokens {
+	if m.cfg.Mode == ExportDelta && p != nil && prev.Tokens <= k.Tokens && m.deltaFits(p, k.Tokens) {
 		for _, s := range p.segs {
 			s.refs++
 		}
@@ -186,6 +186,21 @@ func (m *refModel) export(now sim.Time, k Key, prev *Key) (refResult, error) {
 		}
 	}
 	return r, nil
+}
+
+// deltaFits: a delta appending to p up to token to holds p's regions and
+// its new segment's, and those must fit the whole store; else the version
+// is written whole.
+func (m *refModel) deltaFits(p *refEntry, to int64) bool {
+	var n int64
+	for _, s := range p.segs {
+		n += s.regions
+	}
+	last := p.segs[len(p.segs)-1]
+	if end := last.start + last.cap; to > end {
+		n += ((to-end)*m.cfg.Shape.BytesPerToken() + m.cfg.RegionBytes - 1) / m.cfg.RegionBytes
+	}
+	return n <= m.cfg.StorageBytes/m.cfg.RegionBytes
 }
 
 func (m *refModel) lookup(now sim.Time, k Key) bool {
@@ -368,7 +383,9 @@ func lookupBoth(t *testing.T, d *Directory, m *refModel, s *propSession, now sim
 
 // TestDirectoryAgainstReference runs 1e5 random operations per scheme in
 // each of six configurations (policies, delays, TTLs, layouts, export
-// modes, supersede rules) with the invariants checked after each.
+// modes, supersede rules) with the invariants checked after each, and in
+// the delta configurations once more in a store of 40 regions, which the
+// longest objects (up to 43 regions) and their delta chains pass.
 func TestDirectoryAgainstReference(t *testing.T) {
 	ops := 100_000
 	if testing.Short() {
@@ -380,5 +397,12 @@ func TestDirectoryAgainstReference(t *testing.T) {
 				runProperty(t, propConfig(scheme, variant), ops, uint64(variant+1))
 			})
 		}
+	}
+	for _, variant := range []int{2, 3} {
+		t.Run(fmt.Sprintf("small-store/variant%d", variant), func(t *testing.T) {
+			cfg := propConfig(SchemePatent, variant)
+			cfg.StorageBytes = 40 * cfg.RegionBytes
+			runProperty(t, cfg, ops, uint64(variant+1))
+		})
 	}
 }

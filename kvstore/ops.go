@@ -75,8 +75,10 @@ type Written struct {
 // Export stores a session version with key (its computed tokens and their
 // hash) after inference (claims 7-8). prev, if not nil, is the session's
 // previously exported key: in delta mode the new version shares its
-// segments and writes only the new tokens; with DeleteSuperseded the
-// previous version is deleted once the new link is in.
+// segments and writes only the new tokens (unless those segments and the
+// new ones would exceed the whole store: then it is written whole); with
+// DeleteSuperseded the previous version is deleted once the new link is
+// in, so a failed export leaves it in place.
 func (d *Directory) Export(now sim.Time, k Key, prev *Key) (ExportResult, error) {
 	return d.export(now, k, prev, 0)
 }
@@ -106,7 +108,8 @@ func (d *Directory) export(now sim.Time, k Key, prev *Key, from int64) (ExportRe
 	}
 	var last int32
 	var err error
-	if d.cfg.Mode == ExportDelta && prevID != none && prev.Tokens <= k.Tokens && d.firstToken(prevID) >= from {
+	if d.cfg.Mode == ExportDelta && prevID != none && prev.Tokens <= k.Tokens && d.firstToken(prevID) >= from &&
+		d.deltaRegions(d.links.at(prevID).lastSeg, prev.Tokens, k.Tokens) <= int64(d.Regions()) {
 		from = prev.Tokens
 		last, err = d.appendVersion(now, d.links.at(prevID).lastSeg, prev.Tokens, k.Tokens, &res)
 	} else {
@@ -125,6 +128,21 @@ func (d *Directory) export(now sim.Time, k Key, prev *Key, from int64) (ExportRe
 		}
 	}
 	return res, d.after(now, "export")
+}
+
+// deltaRegions is the regions a delta version appending tokens [from, to)
+// to the chain ending at base holds: the chain's and its new segment's.
+// A delta past the whole store would evict every other object and still
+// fail (the chain it shares stays held), so export writes such a version
+// whole instead, which fails, if it must, before evicting anything.
+func (d *Directory) deltaRegions(base int32, from, to int64) int64 {
+	var n int64
+	for s := base; s != none; s = d.segs.at(s).prev {
+		n += int64(d.segs.at(s).nRegions)
+	}
+	seg := d.segs.at(base)
+	fill := min(int64(seg.start+seg.cap)-from, to-from)
+	return n + d.regionsOf(to-from-fill)
 }
 
 // freshObject allocates a segment for tokens [start, end) and returns it

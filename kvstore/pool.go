@@ -3,6 +3,7 @@ package kvstore
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/kvcosim/kvcosim/sim"
 )
@@ -18,8 +19,12 @@ type Tier struct {
 // exactly one tier: a save goes to the top; a tier that must make room
 // demotes its least recently used object to the next tier (only the last
 // tier drops objects for good); a hit below the top promotes the object.
-// Each demotion and promotion is a Move the timed layer carries out. A
-// pool of one tier is exactly its Directory.
+// An object larger than a tier's whole capacity passes that tier by: it
+// is saved in, promoted to and demoted into the first tier, from the top
+// or below the one it leaves, that can hold it (until 2026-11-26 it was
+// saved at the top, and failed). Each demotion and promotion is a Move
+// the timed layer carries out. A pool of one tier is exactly its
+// Directory.
 //
 // Functional contents do not follow moves: functional mode takes one tier.
 type Pool struct {
@@ -42,10 +47,11 @@ type Move struct {
 // Hits are the tier's).
 type TierStats struct {
 	// DemotedIn and DemotedOut count objects moved down into and out of
-	// the tier; Promoted counts objects moved from it to the top.
+	// the tier; Promoted counts objects moved from it up to the top (or,
+	// one larger than the top, to the first tier that holds it).
 	DemotedIn, DemotedOut, Promoted int64
 	// Evictions count objects dropped for good (the last tier's, or one
-	// larger than the next tier).
+	// larger than every tier below).
 	Evictions int64
 	// BytesWritten counts the bytes the pool wrote into the tier: saves
 	// and moves in (what its device must see written).
@@ -143,8 +149,8 @@ func (p *Pool) Find(now sim.Time, o Object) (Found, []Move, error) {
 // ahead of its lookup (CachedAttention's scheduler-aware fetching): it
 // reports the extents to read from the lower tier and the moves, the
 // promotion first and then the demotions it caused. An object in the top
-// tier, or in none, is left alone (no extents). Raise is not a lookup:
-// no tier counts it as one.
+// tier, in none, or larger than the top tier is left alone (no extents).
+// Raise is not a lookup: no tier counts it as one.
 func (p *Pool) Raise(now sim.Time, k Key) ([]Extent, []Move, error) {
 	p.moves, p.err = nil, nil
 	for i, d := range p.tiers {
@@ -153,7 +159,7 @@ func (p *Pool) Raise(now sim.Time, k Key) ([]Extent, []Move, error) {
 		if id == none {
 			continue
 		}
-		if i == 0 {
+		if i == 0 || p.fit(k.Tokens-d.firstToken(id), 0) != 0 {
 			return nil, nil, nil
 		}
 		read := onTier(d.ReadExtents(LookupResult{Hit: true, link: id}), i)
@@ -227,25 +233,56 @@ func (p *Pool) lookup(now sim.Time, k Key, f *Found) (int, LookupResult, error) 
 	return -1, LookupResult{}, nil
 }
 
-// promote moves key k from tier i to the top (nothing when i is 0).
+// promote moves key k from tier i to the top or, if it is larger than
+// the top, to the first tier that holds it; nothing when that is tier i
+// (or i is 0), so an object too large for every tier above stays where it
+// is found.
 func (p *Pool) promote(now sim.Time, i int, k Key, holders int32) error {
 	if i == 0 {
 		return nil
 	}
-	from := int64(0)
+	from, to := int64(0), 0
 	if id, _ := p.tiers[i].find(k); id != none {
 		from = p.tiers[i].firstToken(id)
+		to = p.fit(k.Tokens-from, 0)
+	}
+	if to >= i {
+		return nil
 	}
 	if _, err := p.tiers[i].Delete(now, k); err != nil {
 		return err
 	}
-	res, err := p.place(now, 0, k, from, holders)
+	res, err := p.place(now, to, k, from, holders)
 	if err != nil {
 		return err
 	}
 	p.stats[i].Promoted++
-	p.moves = append(p.moves, Move{From: i, To: 0, Write: onTier(res.Writes, 0)})
+	p.moves = append(p.moves, Move{From: i, To: to, Write: onTier(res.Writes, to)})
 	return nil
+}
+
+// fit is the first tier from tier first on whose whole capacity holds an
+// object of n tokens; -1 when none does.
+func (p *Pool) fit(n int64, first int) int {
+	need := p.tiers[0].regionsOf(n)
+	for i := first; i < len(p.tiers); i++ {
+		if need <= int64(p.tiers[i].Regions()) {
+			return i
+		}
+	}
+	return -1
+}
+
+// fitsNoTier is the error of a save of an object of n tokens that no tier
+// can hold: its size and every tier's capacity.
+func (p *Pool) fitsNoTier(n int64) error {
+	cfg := p.tiers[0].cfg
+	caps := make([]string, len(p.tiers))
+	for i, d := range p.tiers {
+		caps[i] = fmt.Sprintf("%s %d B", p.names[i], int64(d.Regions())*cfg.RegionBytes)
+	}
+	return fmt.Errorf("storage tiers: an object of %d tokens (%d B, %d regions of %d B) is larger than every tier (%s)",
+		n, n*cfg.Shape.BytesPerToken(), p.tiers[0].regionsOf(n), cfg.RegionBytes, strings.Join(caps, ", "))
 }
 
 // place stores key k whole, its tokens from from on, in tier i (a moved
@@ -266,10 +303,16 @@ func (p *Pool) place(now sim.Time, i int, k Key, from int64, holders int32) (Exp
 	return res, err
 }
 
-// demoteFrom moves tier i's evicted object to tier i+1; one that does not
-// fit there is dropped for good.
+// demoteFrom moves tier i's evicted object to tier i+1 or, if it is
+// larger than that tier, to the first tier below that holds it; one that
+// no tier below holds is dropped for good.
 func (p *Pool) demoteFrom(now sim.Time, i int, v Victim) {
-	res, err := p.place(now, i+1, v.Key, v.From, v.Holders)
+	to := p.fit(v.Key.Tokens-v.From, i+1)
+	if to < 0 {
+		p.stats[i].Evictions++
+		return
+	}
+	res, err := p.place(now, to, v.Key, v.From, v.Holders)
 	var inv *InvariantError
 	switch {
 	case errors.As(err, &inv):
@@ -279,16 +322,20 @@ func (p *Pool) demoteFrom(now sim.Time, i int, v Victim) {
 		return
 	}
 	p.stats[i].DemotedOut++
-	p.stats[i+1].DemotedIn++
-	p.moves = append(p.moves, Move{From: i, To: i + 1, Read: onTier(v.Extents, i), Write: onTier(res.Writes, i+1)})
+	p.stats[to].DemotedIn++
+	p.moves = append(p.moves, Move{From: i, To: to, Read: onTier(v.Extents, i), Write: onTier(res.Writes, to)})
 }
 
-// Save stores an object's new version at the top (claims 7-10); the
-// moves are the demotions it caused. A previous version in a lower tier
-// is superseded there (the new version is written whole). In the block
-// scheme a block already stored stays in the tier that holds it and only
-// gains the session as a holder; each block is placed in turn, so one
-// demoted while the others are placed is found where it went.
+// Save stores an object's new version at the top (claims 7-10) or, if it
+// is larger than the top tier's whole capacity, in the first tier that
+// can hold it; the moves are the demotions it caused, and each write
+// names its tier. A previous version in another tier is superseded there
+// (the new version is written whole). An object no tier can hold fails
+// before anything is touched, its previous version left in place. In the
+// block scheme each block is such an object: a block already stored stays
+// in the tier that holds it and only gains the session as a holder, a new
+// one goes to the first tier that can hold it; each block is placed in
+// turn, so one demoted while the others are placed is found where it went.
 func (p *Pool) Save(now sim.Time, o Object) (ExportResult, []Move, error) {
 	top := p.tiers[0]
 	if len(p.tiers) == 1 {
@@ -304,18 +351,24 @@ func (p *Pool) Save(now sim.Time, o Object) (ExportResult, []Move, error) {
 	} else {
 		res, err = p.saveObject(now, o)
 	}
-	p.stats[0].BytesWritten += extentBytes(res.Writes)
-	res.Writes = onTier(res.Writes, 0)
 	return res, p.moves, errors.Join(err, p.err)
 }
 
-// saveObject supersedes a previous version found below the top where it
-// is, then saves the new version at the top.
+// saveObject finds the first tier that can hold the new version, fails if
+// none can, supersedes a previous version found in another tier where it
+// is, then saves the new version there. A tier that holds the version's
+// tokens at all holds them after evicting what it must, so once it is
+// found the save cannot fail for want of room and the previous version
+// may go first (its room is free for the demotions the save causes).
 func (p *Pool) saveObject(now sim.Time, o Object) (ExportResult, error) {
+	to := p.fit(o.Key.Tokens-o.From, 0)
+	if to < 0 {
+		return ExportResult{}, p.fitsNoTier(o.Key.Tokens - o.From)
+	}
 	if o.Prev != nil {
-		if id, _ := p.tiers[0].find(*o.Prev); id == none {
-			for _, d := range p.tiers[1:] {
-				if id, _ := d.find(*o.Prev); id != none && d.cfg.DeleteSuperseded {
+		if id, _ := p.tiers[to].find(*o.Prev); id == none {
+			for i, d := range p.tiers {
+				if id, _ := d.find(*o.Prev); i != to && id != none && d.cfg.DeleteSuperseded {
 					if _, err := d.Delete(now, *o.Prev); err != nil {
 						return ExportResult{}, err
 					}
@@ -324,26 +377,41 @@ func (p *Pool) saveObject(now sim.Time, o Object) (ExportResult, error) {
 			o.Prev = nil
 		}
 	}
-	return p.tiers[0].Save(now, o)
+	res, err := p.tiers[to].Save(now, o)
+	p.stats[to].BytesWritten += extentBytes(res.Writes)
+	res.Writes = onTier(res.Writes, to)
+	return res, err
 }
 
-// saveBlocks stores the blocks not stored in any tier at the top and adds
-// the session as a holder of the others, wherever they are.
+// saveBlocks stores each block not stored in any tier in the first tier
+// that can hold it and adds the session as a holder of the others,
+// wherever they are. A block no tier can hold fails the save before any
+// block is stored.
 func (p *Pool) saveBlocks(now sim.Time, o Object) (ExportResult, error) {
+	for _, k := range o.Blocks {
+		if n := k.Tokens - p.tiers[0].blockStart(k.Tokens); p.fit(n, 0) < 0 {
+			return ExportResult{}, p.fitsNoTier(n)
+		}
+	}
 	var res ExportResult
 	for i, k := range o.Blocks {
 		held := 0
 		if i < o.Held {
 			held = 1 // the session holds it already
 		}
-		d := p.tiers[0]
-		for _, t := range p.tiers[1:] {
+		to := -1
+		for j, t := range p.tiers {
 			if id, _ := t.find(k); id != none {
-				d = t
+				to = j
 				break
 			}
 		}
-		one, err := d.ExportBlocks(now, []Key{k}, held)
+		if to < 0 {
+			to = p.fit(k.Tokens-p.tiers[0].blockStart(k.Tokens), 0)
+		}
+		one, err := p.tiers[to].ExportBlocks(now, []Key{k}, held)
+		p.stats[to].BytesWritten += extentBytes(one.Writes)
+		one.Writes = onTier(one.Writes, to)
 		res.add(one)
 		if err != nil {
 			return res, err

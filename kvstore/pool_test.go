@@ -102,25 +102,51 @@ func TestPoolCheckFindsAKeyHeldTwice(t *testing.T) {
 	}
 }
 
+// regionPool is a pool of tiers t0, t1, ... of the given sizes in regions.
+func regionPool(t *testing.T, cfg DirectoryConfig, regions []int64) *Pool {
+	var tiers []Tier
+	for i, n := range regions {
+		tiers = append(tiers, Tier{Name: fmt.Sprintf("t%d", i), Bytes: n * cfg.RegionBytes})
+	}
+	p, err := NewPool(cfg, tiers)
+	require.NoError(t, err)
+	return p
+}
+
 // TestPoolKeepsEveryObjectInOneTier runs random turns through pools of
 // two and three tiers in both schemes and checks after every operation
 // that no key is in two tiers (and every tier's invariants), that every
-// demotion moves an object whole (bytes read equal bytes written) into
-// the next tier, and that the demotions out of a tier are the demotions
-// into the next.
+// save writes in, every demotion moves an object whole into, and every
+// promotion moves it up to the first tier (from the top, or below the one
+// it leaves) whose capacity holds it, and that each tier's counts of
+// objects moved in and out are the moves'. The tiers' sizes (in regions)
+// give a top tier too small for many objects ({2, 12, 64}: every block,
+// most sessions' objects) and a middle tier smaller than the top ({12, 4,
+// 64}: demotions pass it by), with full exports and with deltas. The last
+// tier holds every object, so nothing fails.
 func TestPoolKeepsEveryObjectInOneTier(t *testing.T) {
 	for _, scheme := range Schemes.Names() {
-		for _, sizes := range [][]int64{{8, 64}, {6, 12, 64}} {
-			t.Run(fmt.Sprintf("%s/%v", scheme, sizes), func(t *testing.T) {
+		for _, c := range []struct {
+			sizes   []int64
+			variant int // of propConfig: 1 full exports, superseded versions kept; 2 delta, deleted, a TTL
+		}{{[]int64{8, 64}, 1}, {[]int64{6, 12, 64}, 1}, {[]int64{2, 12, 64}, 1}, {[]int64{12, 4, 64}, 1}, {[]int64{2, 12, 64}, 2}} {
+			sizes := c.sizes
+			t.Run(fmt.Sprintf("%s/%v/variant%d", scheme, sizes, c.variant), func(t *testing.T) {
 				sc, _ := Schemes.Parse(scheme)
-				cfg := propConfig(sc, 1)
-				var tiers []Tier
-				for i, regions := range sizes {
-					tiers = append(tiers, Tier{Name: fmt.Sprintf("t%d", i), Bytes: regions * cfg.RegionBytes})
+				cfg := propConfig(sc, c.variant)
+				bpt := cfg.Shape.BytesPerToken()
+				// firstHolding is the first tier from first on that holds bytes.
+				firstHolding := func(first int, bytes int64) int {
+					for i := first; i < len(sizes); i++ {
+						if (bytes+cfg.RegionBytes-1)/cfg.RegionBytes <= sizes[i] {
+							return i
+						}
+					}
+					return -1
 				}
-				p, err := NewPool(cfg, tiers)
-				require.NoError(t, err)
-				var demotions, promotions int
+				p := regionPool(t, cfg, sizes)
+				in, out, promoted := make([]int64, len(sizes)), make([]int64, len(sizes)), make([]int64, len(sizes))
+				var demotions, promotions, skips, savedBelow int
 				poolOps(t, sc, 3000, 5, func(now sim.Time, find bool, o Object) {
 					var moves []Move
 					var err error
@@ -131,19 +157,36 @@ func TestPoolKeepsEveryObjectInOneTier(t *testing.T) {
 							require.True(t, x.Tier >= 0 && x.Tier < p.Tiers())
 						}
 					} else {
-						_, moves, err = p.Save(now, o)
+						var res ExportResult
+						res, moves, err = p.Save(now, o)
+						if sc == SchemePatent && len(res.Writes) > 0 {
+							want := firstHolding(0, (o.Key.Tokens-o.From)*bpt)
+							for _, x := range res.Writes {
+								require.Equal(t, want, x.Tier, "a save writes in the first tier that holds the object")
+							}
+							if want > 0 {
+								savedBelow++
+							}
+						}
 					}
-					if err != nil {
-						require.NotErrorAs(t, err, new(*InvariantError))
-					}
+					require.NoError(t, err)
 					require.NoError(t, p.Check(now, "pool test"))
 					for _, m := range moves {
-						if m.To == m.From+1 {
+						bytes := extentBytes(m.Write)
+						if m.To > m.From {
 							demotions++
-							require.Equal(t, extentBytes(m.Read), extentBytes(m.Write), "a demotion moves an object whole")
+							out[m.From]++
+							in[m.To]++
+							require.Equal(t, extentBytes(m.Read), bytes, "a demotion moves an object whole")
+							require.Equal(t, firstHolding(m.From+1, bytes), m.To, "a demotion goes to the first tier below that holds it")
+							if m.To > m.From+1 {
+								skips++
+							}
 						} else {
 							promotions++
-							require.Zero(t, m.To, "a promotion goes to the top")
+							promoted[m.From]++
+							require.Equal(t, firstHolding(0, bytes), m.To, "a promotion goes to the first tier that holds it")
+							require.Less(t, m.To, m.From)
 						}
 						for _, x := range m.Write {
 							require.Equal(t, m.To, x.Tier)
@@ -152,8 +195,15 @@ func TestPoolKeepsEveryObjectInOneTier(t *testing.T) {
 				})
 				assert.Positive(t, demotions, "the top tier overflowed")
 				assert.Positive(t, promotions, "a lower tier answered")
-				for i := 0; i+1 < p.Tiers(); i++ {
-					assert.Equal(t, p.Stats(i).DemotedOut, p.Stats(i+1).DemotedIn)
+				if sc == SchemePatent && sizes[1] < sizes[0] { // a block (3 regions) fits every tier
+					assert.Positive(t, skips, "demotions passed the small middle tier by")
+				}
+				if sc == SchemePatent && sizes[0] == 2 {
+					assert.Positive(t, savedBelow, "objects larger than the top were saved below it")
+				}
+				for i := range sizes {
+					st := p.Stats(i)
+					assert.Equal(t, []int64{in[i], out[i], promoted[i]}, []int64{st.DemotedIn, st.DemotedOut, st.Promoted}, "tier %d: in, out, promoted", i)
 				}
 			})
 		}
@@ -324,4 +374,148 @@ func TestDeltaRestartsAfterATruncation(t *testing.T) {
 		prev = &k
 	}
 	require.NoError(t, d.Check(10, "delta after truncation"))
+}
+
+// TestPoolSavesAnObjectLargerThanATierBelowIt: an object larger than a
+// tier's whole capacity passes that tier by: its save goes to the first
+// tier that can hold it, a lookup finds it there and promotes it no
+// higher, and Raise leaves it alone; a previous version elsewhere is
+// superseded once the new one is saved. A save no tier can hold fails
+// naming the object's size and the tiers' capacities, and leaves the
+// previous version where it was. A token takes one 4 KiB region here.
+func TestPoolSavesAnObjectLargerThanATierBelowIt(t *testing.T) {
+	type save struct {
+		tokens int64
+		prev   int // the save whose key is the previous version; -1: none
+		tier   int // the tier it is written in; -1: it fails
+	}
+	const tooLarge = "storage tiers: an object of 5 tokens (20420 B, 5 regions of 4096 B) is larger than every tier (t0 8192 B, t1 16384 B)"
+	cases := []struct {
+		name  string
+		tiers []int64 // regions
+		saves []save
+		held  []int // the tier that holds each save's key at the end; -1: none
+	}{
+		{"fits the top", []int64{2, 64}, []save{{2, -1, 0}}, []int{0}},
+		{"larger than the top", []int64{2, 64}, []save{{3, -1, 1}}, []int{1}},
+		{"larger than two tiers", []int64{2, 4, 64}, []save{{3, -1, 1}, {5, -1, 2}}, []int{1, 2}},
+		{"supersedes the previous version on top", []int64{2, 64}, []save{{1, -1, 0}, {3, 0, 1}}, []int{-1, 1}},
+		{"supersedes the previous version in its tier", []int64{2, 64}, []save{{3, -1, 1}, {4, 0, 1}}, []int{-1, 1}},
+		{"larger than every tier", []int64{2, 4}, []save{{5, -1, -1}}, []int{-1}},
+		{"failure keeps the previous version below", []int64{2, 4}, []save{{3, -1, 1}, {5, 0, -1}}, []int{1, -1}},
+		{"failure keeps the previous version on top", []int64{2, 4}, []save{{1, -1, 0}, {5, 0, -1}}, []int{0, -1}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := DirectoryConfig{BucketsLog2: 4, RegionBytes: 4096, DeleteSuperseded: true, CheckInvariants: true,
+				Shape: KVShape{Layers: 1, KWidth: 1020, VWidth: 1020, ElemBytes: 2}}
+			p := regionPool(t, cfg, c.tiers)
+			keys := make([]Key, len(c.saves))
+			var saved int64
+			for i, s := range c.saves {
+				keys[i] = Key{Tokens: s.tokens, Hash: uint64(i + 1)}
+				o := Object{Key: keys[i]}
+				if s.prev >= 0 {
+					o.Prev = &keys[s.prev]
+				}
+				res, moves, err := p.Save(sim.Time(i), o)
+				require.Empty(t, moves)
+				if s.tier < 0 {
+					require.EqualError(t, err, tooLarge)
+					require.NotErrorAs(t, err, new(*InvariantError), "a store too small is no bug")
+					assert.Zero(t, res.Inserted)
+					continue
+				}
+				require.NoError(t, err)
+				assert.Equal(t, s.tokens*cfg.Shape.BytesPerToken(), extentBytes(res.Writes), "save %d written whole", i)
+				for _, x := range res.Writes {
+					assert.Equal(t, s.tier, x.Tier, "save %d writes in its tier", i)
+				}
+				saved += extentBytes(res.Writes)
+			}
+			require.NoError(t, p.Check(10, "saves"))
+			var written int64
+			for j := range p.Tiers() {
+				written += p.Stats(j).BytesWritten
+			}
+			assert.Equal(t, saved, written, "the tiers count the bytes saved in them")
+			for i, want := range c.held {
+				for j := range p.Tiers() {
+					id, _ := p.Tier(j).find(keys[i])
+					assert.Equal(t, want == j, id != none, "save %d's key in tier %d", i, j)
+				}
+				read, moves, err := p.Raise(20, keys[i])
+				require.NoError(t, err)
+				assert.Empty(t, read, "save %d: raised", i)
+				assert.Empty(t, moves, "save %d: raised", i)
+				f, moves, err := p.Find(30, Object{Key: keys[i]})
+				require.NoError(t, err)
+				assert.Equal(t, want >= 0, f.Hit, "save %d found", i)
+				assert.Empty(t, moves, "save %d: promoted above a tier too small for it", i)
+				for _, x := range f.Extents {
+					assert.Equal(t, want, x.Tier, "save %d read from its tier", i)
+				}
+			}
+			require.NoError(t, p.Check(40, "lookups"))
+		})
+	}
+}
+
+// TestPoolSavesABlockLargerThanATierBelowIt: in the block scheme each
+// block is an object of its own: a block larger than the top tier goes
+// to the first tier that holds it, and a lookup finds it there without
+// moving it; a block no tier holds fails the save before any block is
+// stored. A token takes one 4 KiB region here, a block three.
+func TestPoolSavesABlockLargerThanATierBelowIt(t *testing.T) {
+	cases := []struct {
+		name     string
+		tiers    []int64 // regions
+		wantTier []int   // of each of the two blocks of 6 tokens; nil: the save fails
+		wantErr  string
+	}{
+		{"larger than the top", []int64{2, 64}, []int{1, 1}, ""},
+		{"fits the top", []int64{8, 64}, []int{0, 0}, ""},
+		{"larger than every tier", []int64{2, 2}, nil,
+			"storage tiers: an object of 3 tokens (12252 B, 3 regions of 4096 B) is larger than every tier (t0 8192 B, t1 8192 B)"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := DirectoryConfig{Scheme: SchemeBlock, BlockTokens: 3, BucketsLog2: 4, RegionBytes: 4096, CheckInvariants: true,
+				Shape: KVShape{Layers: 1, KWidth: 1020, VWidth: 1020, ElemBytes: 2}}
+			p := regionPool(t, cfg, c.tiers)
+			blocks := BlockKeys(1, []uint32{1, 2, 3, 4, 5, 6}, 3)
+			require.Len(t, blocks, 2)
+			res, moves, err := p.Save(0, Object{Blocks: blocks})
+			require.Empty(t, moves)
+			if c.wantTier == nil {
+				require.EqualError(t, err, c.wantErr)
+				for j := range p.Tiers() {
+					assert.Zero(t, p.Tier(j).Links(), "tier %d stored a block", j)
+				}
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, 2, res.Inserted)
+			for _, x := range res.Writes {
+				assert.Equal(t, c.wantTier[0], x.Tier)
+			}
+			f, moves, err := p.Find(10, Object{Blocks: blocks})
+			require.NoError(t, err)
+			require.Equal(t, 2, f.MatchedBlocks)
+			assert.Empty(t, moves, "no block promoted above a tier too small for it")
+			for _, x := range f.Extents {
+				assert.Equal(t, c.wantTier[0], x.Tier)
+			}
+			for i, k := range blocks {
+				id, _ := p.Tier(c.wantTier[i]).find(k)
+				assert.NotEqual(t, none, id, "block %d in tier %d", i, c.wantTier[i])
+			}
+			var written int64
+			for j := range p.Tiers() {
+				written += p.Stats(j).BytesWritten
+			}
+			assert.Equal(t, 6*cfg.Shape.BytesPerToken(), written)
+			require.NoError(t, p.Check(10, "blocks"))
+		})
+	}
 }

@@ -150,3 +150,38 @@ func TestUnlimitedFitsInt64WithTheLargestRegions(t *testing.T) {
 		})
 	}
 }
+
+// TestAnObjectLargerThanTheTopTierIsStoredBelowIt: cachedattention over a
+// top tier smaller than any session's KV (a DRAM tier of one 2 MiB region;
+// three tiers of 4 MiB, 3 GiB and 6 GiB) stores every object in the
+// first tier below that holds it, and its sessions find their KV there.
+// Until 2026-11-26 every export failed (the probe's 40 sessions: 133 of
+// 133) and no prefill token was reused.
+func TestAnObjectLargerThanTheTopTierIsStoredBelowIt(t *testing.T) {
+	base := []string{"system.design=cachedattention", "accelerator.retain=off", "workload.sessions=12",
+		"workload.session_rate_per_s=5", "workload.max_concurrency=4"}
+	for _, c := range []struct {
+		name     string
+		tier     string
+		lossless bool // the last tier holds every object (2 TB); 9 GiB in all drops some
+	}{
+		{"a DRAM tier of one region", "store.dram_tier=2MiB", true},
+		{"three tiers", "storage.tiers=[{name: dram, device: ddr5-4800, capacity: 4MiB}, {name: cxl, device: ddr5-4800, capacity: 3GiB}, " +
+			"{name: ssd, device: kioxia-cm6, capacity: 6GiB}]", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res := simulate(t, append(base, c.tier)...)
+			s := res.Summary()
+			require.Positive(t, s.Store["exports"])
+			assert.Zero(t, s.Store["exports_failed"])
+			assert.Positive(t, s.HitRatioTokens, "sessions reuse their stored KV")
+			top, next := s.Tiers[0], s.Tiers[1]
+			assert.Zero(t, top.BytesWritten+top.Hits+top.Objects, "the top tier holds no object")
+			assert.Positive(t, next.Hits, "lookups find the objects in the tier below")
+			assert.Zero(t, next.Promoted, "nothing is promoted into a top tier too small for it")
+			if c.lossless {
+				assert.Zero(t, lost(res), "no looked-up object is lost")
+			}
+		})
+	}
+}
