@@ -178,7 +178,8 @@ type Mechanisms struct {
 }
 
 // Validate checks the mechanisms against each other and the number of the
-// store's tiers; each error begins with the key to blame.
+// store's tiers; each error begins with the key to blame (or the keys,
+// comma-separated: the first of them the user set is blamed).
 func (m Mechanisms) Validate(tiers int) error {
 	switch {
 	case m.Load == LoadLayerwise && m.Layout == kvstore.LayoutTokenMajor:
@@ -186,7 +187,7 @@ func (m Mechanisms) Validate(tiers int) error {
 	case m.LoadWait == LoadWaitRequest && m.Load == LoadWhole:
 		return fmt.Errorf("store.load_wait: request needs store.load: layerwise (a whole load ends before the request queues); allowed here: batch")
 	case m.Prefetch == PrefetchQueue && tiers < 2:
-		return fmt.Errorf("store.prefetch: queue needs a tier above the one the KV is stored in (storage.tiers, or a design with a DRAM tier); allowed here: none")
+		return fmt.Errorf("store.prefetch,storage.tiers,store.dram_tier,system.design: queue needs a tier above the one the KV is stored in (storage.tiers, or a design with a DRAM tier); allowed here: none")
 	case m.Prefetch == PrefetchQueue && m.Load == LoadWhole:
 		return fmt.Errorf("store.prefetch: queue needs store.load: layerwise (a whole load starts when the lookup ends: there is no wait to prefetch in); allowed here: none")
 	case m.Save == SaveAsync && m.AsyncBufferBytes < 1:

@@ -102,7 +102,7 @@ func (r *resolver) floatIn(key string, v, lo, hi float64) {
 // first.
 func (r *resolver) culprit(keys ...string) string {
 	for _, from := range []func(where string) bool{
-		func(w string) bool { return strings.HasPrefix(w, "--set ") },
+		func(w string) bool { return strings.HasPrefix(w, "--set") }, // "--set key=value", or "--set:line" inside one
 		func(w string) bool { return w != "(default)" && !strings.HasPrefix(w, "(default):") },
 	} {
 		for _, k := range keys {
@@ -297,7 +297,9 @@ func (r *resolver) resolveStorage(sc *Scenario, out *resolved) {
 	}
 	for i, t := range s.Tiers {
 		key := fmt.Sprintf("storage.tiers[%d]", i)
-		if j := slices.IndexFunc(s.Tiers[:i], func(o TierSpec) bool { return o.Name == t.Name }); t.Name == "" || j >= 0 {
+		if t.Name == "" {
+			r.fail(key+".name", "empty: every tier wants a name")
+		} else if j := slices.IndexFunc(s.Tiers[:i], func(o TierSpec) bool { return o.Name == t.Name }); j >= 0 {
 			r.fail(key+".name", "%q: want a name of its own (tier %d has it)", t.Name, j)
 		}
 		if !slices.Contains(memory.TierDeviceNames(), t.Device) {
@@ -474,7 +476,7 @@ func (r *resolver) resolveStore(sc *Scenario, out *resolved) {
 	if err := m.Validate(len(out.tiers)); err != nil {
 		key, msg, _ := strings.Cut(err.Error(), ": ")
 		key, _, _ = strings.Cut(key, " ")
-		r.fail(key, "%s", msg)
+		r.fail(r.culprit(strings.Split(key, ",")...), "%s", msg)
 	}
 	r.checkPreload(st, out)
 }
@@ -510,7 +512,8 @@ func (out *resolved) kvRoom() int64 {
 // largest object a design stores.
 func (r *resolver) bufferHoldsAnObject(text string, m hostcpu.Mechanisms, out *resolved) {
 	if largest, what := out.largestObject(); m.Save == hostcpu.SaveAsync && m.AsyncBufferBytes < largest {
-		r.fail("store.async_buffer", "%s is smaller than %s x %d B per token = %d B)", text, what, out.host.KVBytesPerToken, largest)
+		r.fail(r.culprit("store.async_buffer", "accelerator.max_model_len", "fpga.block_tokens", "model"),
+			"store.async_buffer's %s is smaller than %s x %d B per token = %d B)", text, what, out.host.KVBytesPerToken, largest)
 	}
 }
 
