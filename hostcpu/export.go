@@ -118,12 +118,23 @@ func (s *System) exportStep(id int) {
 	case t.phase == 1:
 		s.store.Offload(id)
 	case t.phase == 2:
-		if s.cfg.Mech.Save == SaveAsync {
-			t.sess.buffered = true // the next turn need not wait
-			s.unpark(t.sess)
-		}
+		// Save, then let a turn parked behind the export go (async): a
+		// CPU-run store looks up on the spot and enters the new version
+		// in its index as the save begins, so the turn finds the version
+		// being saved, as LMCache's lookup finds the chunks a store has
+		// just put in its CPU cache and CachedAttention's the KV still in
+		// host memory; the bytes not yet in their tier come from the
+		// buffer (cpuStore.Import). Let go before the save, the turn
+		// found the previous version and recomputed its whole history.
+		sess := t.sess
 		t.pending = s.store.Save(id)
-		if t.pending == 0 {
+		if s.cfg.Mech.Save == SaveAsync {
+			sess.buffered = true // the next turn need not wait
+			// a CPU-run store's writes (the FPGA's result comes at its end)
+			sess.saving = t.result.Export.Writes
+			s.unpark(sess)
+		}
+		if s.exports.At(id).pending == 0 {
 			s.exported(id)
 		}
 	case t.phase == 3 && t.pending > 1:
@@ -151,7 +162,7 @@ type exportOutcome struct {
 func (s *System) exported(id int) {
 	t := s.exports.Take(id)
 	sess := t.sess
-	sess.exporting, sess.buffered = false, false
+	sess.exporting, sess.buffered, sess.saving = false, false, nil
 	if s.cfg.Mech.Save == SaveAsync {
 		s.buffered -= t.bytes
 		defer s.unblock()

@@ -58,7 +58,9 @@ const (
 	SaveSync SaveMode = iota
 	// SaveAsync copies the export into a bounded buffer in host memory
 	// (the card's memory for the FPGA) and stores it from there in the
-	// background; a turn that resumes meanwhile imports from the buffer.
+	// background; a turn that resumes meanwhile finds the version being
+	// saved, and a CPU-run store copies the bytes not yet written to
+	// their tier from the buffer (the FPGA reads them from storage).
 	SaveAsync
 )
 

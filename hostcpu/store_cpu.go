@@ -39,14 +39,54 @@ func (s *System) lookUp(slot int, service func(*request, kvstore.Found) sim.Time
 }
 
 // Import reads each found extent from storage into host memory and
-// copies it to the accelerator.
+// copies it to the accelerator. The bytes the session's asynchronous
+// export is still writing are copied from its buffer in host memory
+// instead: they are not in their tier yet (LMCache serves them from its
+// CPU cache, CachedAttention from host memory).
 func (st cpuStore) Import(slot int) int {
 	s := st.s
 	r := s.reqs.At(slot)
+	parts := 0
 	for _, e := range r.found.Extents {
-		s.moveExtent(slot, s.importHops(r, e.Tier, e.Addr), e.Bytes, opImported)
+		buffered, rest := unsaved(e, r.sess.saving)
+		if buffered > 0 {
+			s.moveExtent(slot, []hop{{link: s.nodes[r.node].ToGPU}}, buffered, opImported)
+			parts++
+		}
+		for _, x := range rest {
+			s.moveExtent(slot, s.importHops(r, x.Tier, x.Addr), x.Bytes, opImported)
+		}
+		parts += len(rest)
 	}
-	return len(r.found.Extents)
+	return parts
+}
+
+// unsaved splits an extent into its bytes among the writes still in
+// flight and the runs that are in its tier.
+func unsaved(e kvstore.Extent, saving []kvstore.Extent) (buffered int64, rest []kvstore.Extent) {
+	rest = []kvstore.Extent{e}
+	for _, w := range saving {
+		if w.Tier != e.Tier {
+			continue
+		}
+		var left []kvstore.Extent
+		for _, x := range rest {
+			lo, hi := max(x.Addr, w.Addr), min(x.Addr+x.Bytes, w.Addr+w.Bytes)
+			if lo >= hi {
+				left = append(left, x)
+				continue
+			}
+			buffered += hi - lo
+			if x.Addr < lo {
+				left = append(left, kvstore.Extent{Addr: x.Addr, Bytes: lo - x.Addr, Tier: x.Tier})
+			}
+			if end := x.Addr + x.Bytes; hi < end {
+				left = append(left, kvstore.Extent{Addr: hi, Bytes: end - hi, Tier: x.Tier})
+			}
+		}
+		rest = left
+	}
+	return buffered, rest
 }
 
 // Offload copies the KV from the accelerator into host memory.

@@ -37,8 +37,10 @@ type session struct {
 	exporting bool
 	parked    int
 	// buffered: the export in flight is in the asynchronous buffer, so a
-	// request need not wait for it
+	// request need not wait for it; saving are the extents that export is
+	// still writing from the buffer (a CPU-run store's), nil once it ends
 	buffered bool
+	saving   []kvstore.Extent
 	// exportAgain: a turn ended while an export was in flight; export the
 	// newer history when it ends.
 	exportAgain bool

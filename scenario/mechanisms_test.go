@@ -84,6 +84,37 @@ func TestAsyncSaveTakesTheExportOffTheNextTurn(t *testing.T) {
 	assert.Less(t, waitAsync, waitSync/4, "async: only the copy into the buffer (%d turns)", nAsync)
 }
 
+// TestAsyncSaveFindsTheExportItOvertakes: when turns follow each other at
+// once, an asynchronous save lets the next turn go while the last turn's
+// export is still being written, and its lookup must find that export (a
+// CPU-run store once looked before saving and recomputed every such turn)
+// and read it from the buffer, not wait for its tier. So async reuses at
+// least what sync reuses, and its resumed turns are no slower.
+func TestAsyncSaveFindsTheExportItOvertakes(t *testing.T) {
+	back := []string{"workload.sessions=20", "accelerator.retain=off", "workload.think_median_s=0.001",
+		"workload.think_p90_s=0.002", "workload.interrupt_probability=0"}
+	for _, c := range []struct {
+		design  string
+		minHits int64 // query hits with either save
+	}{
+		{"cpu", 40},
+		{"lmcache", 40},
+		{"cachedattention", 40},
+		{"fpga", 40},
+	} {
+		t.Run(c.design, func(t *testing.T) {
+			save := func(mode string) reports.Summary {
+				return simulate(t, append([]string{"system.design=" + c.design, "store.save=" + mode}, back...)...).Summary()
+			}
+			sync, async := save("sync"), save("async")
+			require.GreaterOrEqual(t, sync.Decisions["query_hits"], c.minHits)
+			assert.GreaterOrEqual(t, async.Decisions["query_hits"], sync.Decisions["query_hits"], "query hits")
+			assert.GreaterOrEqual(t, async.PrefillTokensReused, sync.PrefillTokensReused, "tokens reused")
+			assert.LessOrEqual(t, async.ResumedTTFTms.Mean, sync.ResumedTTFTms.Mean, "resumed TTFT, ms")
+		})
+	}
+}
+
 // TestAsyncBufferFull counts what a small buffer does to the exports.
 func TestAsyncBufferFull(t *testing.T) {
 	for _, full := range []string{"block", "drop"} {
