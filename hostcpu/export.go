@@ -131,7 +131,7 @@ func (s *System) exportStep(id int) {
 		if s.cfg.Mech.Save == SaveAsync {
 			sess.buffered = true // the next turn need not wait
 			// a CPU-run store's writes (the FPGA's result comes at its end)
-			sess.saving = t.result.Export.Writes
+			sess.saving = s.exports.At(id).result.Export.Writes
 			s.unpark(sess)
 		}
 		if s.exports.At(id).pending == 0 {
