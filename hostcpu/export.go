@@ -188,9 +188,12 @@ func (s *System) exported(id int) {
 		if len(x.Writes) > 0 {
 			first = fmt.Sprintf("%#x", x.Writes[0].Addr)
 		}
-		s.span(t.node, s.store.Part(), TaskExport, "", sess.id, s.records[t.record].Turn, t.started, t.bytes,
-			"regions", strconv.Itoa(x.Regions), "inserted", strconv.Itoa(x.Inserted), "superseded", strconv.Itoa(x.Superseded),
-			"evicted", strconv.Itoa(x.Evicted), "first_address", first)
+		attrs := []string{"regions", strconv.Itoa(x.Regions), "inserted", strconv.Itoa(x.Inserted), "superseded", strconv.Itoa(x.Superseded),
+			"evicted", strconv.Itoa(x.Evicted), "first_address", first}
+		if t.result.Err != nil {
+			attrs = append(attrs, "error", t.result.Err.Error())
+		}
+		s.span(t.node, s.store.Part(), TaskExport, "", sess.id, s.records[t.record].Turn, t.started, t.bytes, attrs...)
 		s.records[t.record].Export = s.eng.Now() - t.started
 		s.records[t.record].ExportBytes = t.bytes
 	}

@@ -381,14 +381,14 @@ func (d *Directory) mature(now sim.Time) {
 // small for n regions even when empty.
 func (d *Directory) allocate(now sim.Time, n int64) ([]int32, int, error) {
 	if n > int64(d.Regions()) {
-		return nil, 0, fmt.Errorf("fpga: an object of %d regions (%d B each) is larger than the whole store of %d regions",
+		return nil, 0, fmt.Errorf("store: an object of %d regions (%d B each) is larger than the whole store of %d regions",
 			n, d.cfg.RegionBytes, d.Regions())
 	}
 	d.mature(now)
 	evicted := 0
 	for int64(d.fifo1.Len()+d.fifo2.Len()) < n {
 		if !d.EvictLRU(now) {
-			return nil, evicted, fmt.Errorf("fpga at %v: %d regions wanted, %d free and nothing left to evict",
+			return nil, evicted, fmt.Errorf("store at %v: %d regions wanted, %d free and nothing left to evict",
 				now, n, d.fifo1.Len()+d.fifo2.Len())
 		}
 		evicted++

@@ -100,11 +100,16 @@ var stepText = map[string]string{
 	"export/fifo-free":     "FPGA frees the superseded version's regions into FIFO 2: %B of addresses (claims 8, 10)",
 	"export/signal-cpu":    "FPGA signals the CPU that the export task is done",
 	"export":               "export done: regions %A(regions) from address %A(first_address); links inserted %A(inserted), superseded %A(superseded), evicted %A(evicted)",
+	"export failed":        "export failed, nothing stored: %A(error)",
 }
 
 // narrate is one line: when, where, what, how long (and how many cycles).
 func narrate(sp sim.Span) string {
-	text, ok := stepText[sp.Operation]
+	op := sp.Operation
+	if sp.Attr("error") != "" {
+		op += " failed" // a step whose span carries its error
+	}
+	text, ok := stepText[op]
 	if !ok {
 		text = sp.Operation
 	}

@@ -20,6 +20,17 @@ func TestExplainDefaultSession(t *testing.T) {
 	assert.Contains(t, stdout, "(claim 9)")
 }
 
+// An export that stores nothing is narrated as failed, with its error: it
+// read "export done: regions 0 from address none".
+func TestExplainFailedExport(t *testing.T) {
+	for _, design := range []string{"fpga", "cpu"} {
+		code, stdout, stderr := simrun("explain", "--session", "1", "--set", "storage.capacity=64MiB", "--set", "system.design="+design)
+		require.Equal(t, 0, code, stderr)
+		assert.Contains(t, stdout, "turn 0: export failed, nothing stored: store: an object of 98 regions (2097152 B each) is larger than the whole store of 32 regions", design)
+		assert.NotContains(t, stdout, "export done", design)
+	}
+}
+
 func TestExplainBadInput(t *testing.T) {
 	for _, c := range []struct {
 		args []string
