@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 )
@@ -250,12 +251,27 @@ func (s *Sweep) Line(p SweepPoint, key string) string {
 	return s.Lines[key]
 }
 
-// Name is a point's folder name: its index and its values.
+// Name is a point's folder name: its index and its values, cut to
+// maxPointName bytes (the index keeps it unique): a grid of storage.tiers
+// lists made names past the file system's 255 bytes, and the sweep failed
+// after running every point.
 func (p SweepPoint) Name() string {
 	clean := strings.NewReplacer("/", "_", " ", "_", ":", "_")
 	parts := []string{fmt.Sprintf("%04d", p.Index)}
 	for _, v := range p.Values {
 		parts = append(parts, clean.Replace(v))
 	}
-	return strings.Join(parts, "-")
+	name := strings.Join(parts, "-")
+	if len(name) <= maxPointName {
+		return name
+	}
+	cut := maxPointName
+	for !utf8.RuneStart(name[cut]) {
+		cut--
+	}
+	return name[:cut]
 }
+
+// maxPointName bounds a point's folder name, well within the 255 bytes a
+// file name may have.
+const maxPointName = 128

@@ -3,7 +3,9 @@ package scenario
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -36,4 +38,26 @@ when:
 	l, err := Load("", sw.Points()[0].Sets)
 	require.NoError(t, err)
 	assert.Equal(t, 2, l.Scenario.Accelerator.TP)
+}
+
+// A point's folder name is its index and values, cut to maxPointName bytes
+// on a character's start: the index keeps it unique.
+func TestSweepPointNameIsShortEnoughForAFolder(t *testing.T) {
+	tiers := "[{name: dram, device: ddr5-4800, capacity: 64GB}, {name: ssd, device: kioxia-cm6, capacity: 2TB}]"
+	cases := []struct {
+		name   string
+		values []string
+		want   string
+	}{
+		{"short values as they are", []string{"fpga", "2TB"}, "0007-fpga-2TB"},
+		{"slashes, spaces and colons made safe", []string{"a/b c:d"}, "0007-a_b_c_d"},
+		{"a long value cut", []string{tiers, tiers}, ("0007-" + strings.NewReplacer(" ", "_", ":", "_").Replace(tiers+"-"+tiers))[:maxPointName]},
+		{"never inside a character", []string{strings.Repeat("é", 100)}, "0007-" + strings.Repeat("é", 61)},
+	}
+	for _, c := range cases {
+		got := SweepPoint{Index: 7, Values: c.values}.Name()
+		assert.Equal(t, c.want, got, c.name)
+		assert.LessOrEqual(t, len(got), maxPointName, c.name)
+		assert.True(t, utf8.ValidString(got), c.name)
+	}
 }
