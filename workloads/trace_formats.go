@@ -47,8 +47,8 @@ func lengths(path string, line int, input, output *int64, inName, outName string
 		return 0, 0, required(path, line, outName)
 	case *input < 1:
 		return 0, 0, &LineError{path, line, inName, fmt.Sprintf("%d: must be at least 1", *input)}
-	case *output < 0:
-		return 0, 0, &LineError{path, line, outName, fmt.Sprintf("%d: must not be negative", *output)}
+	case *output < 1: // a request makes at least one token (a served one's max_tokens is at least 1)
+		return 0, 0, &LineError{path, line, outName, fmt.Sprintf("%d: must be at least 1", *output)}
 	case *input > MaxRequestTokens:
 		return 0, 0, &LineError{path, line, inName, fmt.Sprintf("%d: more than the limit of %d tokens", *input, MaxRequestTokens)}
 	case *output > MaxRequestTokens:

@@ -21,7 +21,7 @@ func writeFile(t *testing.T, name, text string) string {
 
 const goodMooncake = `{"timestamp": 0, "input_length": 1000, "output_length": 5, "hash_ids": [0, 1]}
 {"timestamp": 3000, "input_length": 1500, "output_length": 7, "hash_ids": [0, 1, 2]}
-{"timestamp": 3000, "input_length": 600, "output_length": 0, "hash_ids": [0, 9]}
+{"timestamp": 3000, "input_length": 600, "output_length": 3, "hash_ids": [0, 9]}
 `
 
 func TestMooncakeStatsByHand(t *testing.T) {
@@ -70,7 +70,8 @@ func TestBadLinesNameFileLineAndField(t *testing.T) {
 	}{
 		{"bad json", "mooncake", `{"timestamp": 0,`, ":2: bad JSON"},
 		{"missing field", "mooncake", `{"timestamp": 5000, "output_length": 1, "hash_ids": [0]}`, ":2: field input_length: missing"},
-		{"negative length", "mooncake", `{"timestamp": 5000, "input_length": 10, "output_length": -1, "hash_ids": [0]}`, ":2: field output_length: -1: must not be negative"},
+		{"negative length", "mooncake", `{"timestamp": 5000, "input_length": 10, "output_length": -1, "hash_ids": [0]}`, ":2: field output_length: -1: must be at least 1"},
+		{"no output", "mooncake", `{"timestamp": 5000, "input_length": 10, "output_length": 0, "hash_ids": [0]}`, ":2: field output_length: 0: must be at least 1"},
 		{"hash_ids count", "mooncake", `{"timestamp": 5000, "input_length": 1025, "output_length": 1, "hash_ids": [0, 1]}`, ":2: field hash_ids: 2 ids for input_length 1025: want ceil(1025 / 512) = 3"},
 		{"backwards", "mooncake", `{"timestamp": 10, "input_length": 10, "output_length": 1, "hash_ids": [0]}`, ":2: field timestamp: 10ms goes backwards"},
 		{"azure fields", "azure", `2023-11-16 18:15:50.0000000,12`, ":3: 2 fields"},
