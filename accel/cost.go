@@ -184,15 +184,15 @@ func (n *Node) Cost(it Iteration) Cost {
 	}
 	c := Cost{FLOPs: w.linear + w.head + w.causalPairs + w.cachedPairs + w.decodeOps, Bytes: w.bytes,
 		Linear:    at(w.linear, d.linearEfficiency(float64(it.Tokens()))),
-		Attention: at(w.causalPairs, d.AttentionEfficiency) + at(w.cachedPairs+w.decodeOps, d.CachedAttentionEfficiency),
+		Attention: sim.SumTime(at(w.causalPairs, d.AttentionEfficiency), at(w.cachedPairs+w.decodeOps, d.CachedAttentionEfficiency)),
 		Head:      at(w.head, d.linearEfficiency(float64(it.Sequences()))),
 		Memory:    sim.TimeOf(w.bytes / tp / (float64(d.MemBandwidth) * d.MemoryEfficiency) * 1e12),
 		AllReduce: n.allReduce(it.Tokens())}
-	c.Compute = c.Linear + c.Attention + c.Head
+	c.Compute = sim.SumTime(c.Linear, c.Attention, c.Head) // each at most MaxTime: a plain sum could wrap round
 	if n.Kernels != nil && it.Sequences() > 0 {
 		c.Kernels = d.KernelTime(n.Kernels.DecodeStep(it.Sequences(), n.Model.Vocab, meanContext(it)))
 	}
-	gpu := max(c.Compute, c.Memory) + c.AllReduce + c.Kernels
+	gpu := sim.SumTime(max(c.Compute, c.Memory), c.AllReduce, c.Kernels)
 	c.Total = n.Engine.around(gpu, n.Model.Layers, len(it.Decodes)+len(it.Prefills), len(it.Prefills))
 	c.Overhead = c.Total - gpu
 	return c

@@ -189,7 +189,7 @@ func TestNodeRejects(t *testing.T) {
 	assert.ErrorContains(t, err, "linear_efficiency = 0")
 	bad.LinearEfficiency = -0.5
 	_, err = NewNode(m, bad, 2, BF16, BF16, 0, nil)
-	assert.ErrorContains(t, err, "must be in (0, 1]")
+	assert.ErrorContains(t, err, "must be in [0.001, 1]")
 	_, err = DevicePreset("tpu-v5")
 	assert.ErrorContains(t, err, "valid accelerators are a100-80gb, a800, h100-sxm, h200, h800")
 	_, err = NewNode(m, d, 3, BF16, BF16, 0, nil)
@@ -256,4 +256,19 @@ func BenchmarkCost(b *testing.B) {
 		_ = n.Cost(it)
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "evals/s")
+}
+
+// The slowest device a file may describe (1 TFLOPS at the least efficiency)
+// on the longest prefill passes MaxTime: the step's cost stops there, and
+// the engine refuses it as an overflow, where its parts' sum wrapped round
+// to a negative time and the step got faster.
+func TestACostPastMaxTimeStopsThere(t *testing.T) {
+	m, _ := ModelPreset("llama-2-70b")
+	d, _ := DevicePreset("h100-sxm")
+	d.PeakFLOPS, d.LinearEfficiency, d.AttentionEfficiency, d.CachedAttentionEfficiency = 1e12, MinEfficiency, MinEfficiency, MinEfficiency
+	n, err := NewNode(m, d, 4, BF16, BF16, 0, nil)
+	require.NoError(t, err)
+	c := n.Cost(Iteration{Prefills: []Chunk{{New: 1 << 24}}})
+	assert.Equal(t, sim.MaxTime, c.Compute)
+	assert.Equal(t, sim.MaxTime, c.Total)
 }

@@ -46,6 +46,12 @@ type Device struct {
 	KernelLaunch sim.Time
 }
 
+// MinEfficiency is the least share of peak an efficiency may be: 0.1 %, a
+// tenth of the fit's lowest bound (accel/fit.go). Far below it a step's
+// terms pass MaxTime; until 2026-11-26 a device file took any positive
+// value, and at 1e-12 the terms' sum wrapped round and the run got faster.
+const MinEfficiency = 0.001
+
 // Validate checks the device; errors name the parameter and range.
 func (d Device) Validate() error {
 	if !(d.PeakFLOPS > 0) || math.IsInf(d.PeakFLOPS, 0) {
@@ -63,8 +69,8 @@ func (d Device) Validate() error {
 		if e.name == "allreduce_large_efficiency" && d.AllReduceLargeBytes == 0 {
 			continue // one efficiency for every size
 		}
-		if !(e.v > 0 && e.v <= 1) {
-			return fmt.Errorf("device %q: %s = %v: must be in (0, 1]", d.Name, e.name, e.v)
+		if !(e.v >= MinEfficiency && e.v <= 1) {
+			return fmt.Errorf("device %q: %s = %v: must be in [%v, 1]", d.Name, e.name, e.v, MinEfficiency)
 		}
 	}
 	for _, x := range []struct {

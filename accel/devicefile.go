@@ -2,7 +2,6 @@ package accel
 
 import (
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/kvcosim/kvcosim/sim"
@@ -49,7 +48,7 @@ type deviceField struct {
 
 func (f DeviceFile) fields() []deviceField {
 	eff := func(key string, v *float64, set func(d *Device, v float64)) deviceField {
-		return deviceField{key, v, math.SmallestNonzeroFloat64, 1, set}
+		return deviceField{key, v, MinEfficiency, 1, set}
 	}
 	return []deviceField{
 		{"peak_tflops", f.PeakTFLOPS, 1, 1e5, func(d *Device, v float64) { d.PeakFLOPS = v * 1e12 }},
@@ -90,19 +89,11 @@ func (f DeviceFile) Device() (Device, error) {
 			continue
 		}
 		if !(*x.v >= x.lo && *x.v <= x.hi) {
-			return Device{}, &FieldError{x.key, fmt.Sprintf("%v is out of range [%v, %v]", *x.v, rangeText(x.lo), x.hi)}
+			return Device{}, &FieldError{x.key, fmt.Sprintf("%v is out of range [%v, %v]", *x.v, x.lo, x.hi)}
 		}
 		x.set(&d, *x.v)
 	}
 	return d, d.Validate()
-}
-
-// rangeText writes a range's low end (a tiny positive number as "0+").
-func rangeText(lo float64) string {
-	if lo > 0 && lo < 1e-300 {
-		return "0+"
-	}
-	return fmt.Sprint(lo)
 }
 
 // DeviceFileOf is d written as a file over the preset base: every key.

@@ -50,8 +50,8 @@ func (e Engine) around(gpu sim.Time, layers, seqs, prompts int) sim.Time {
 		hi, lo := max(both, launch), min(both, launch)
 		both = hi * math.Pow(1+math.Pow(lo/hi, k), 1/k)
 	}
-	return sim.TimeOf(both) + e.IterationOverhead + sim.Time(seqs)*e.SequenceOverhead +
-		sim.Time(max(prompts-1, 0))*e.PromptOverhead
+	return sim.SumTime(sim.TimeOf(both), e.IterationOverhead, sim.Time(seqs)*e.SequenceOverhead,
+		sim.Time(max(prompts-1, 0))*e.PromptOverhead)
 }
 
 // EngineNames lists the engines' names.

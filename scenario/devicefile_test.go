@@ -44,7 +44,8 @@ func TestDeviceFileAndEngineRejectBadInput(t *testing.T) {
 	cases := []struct{ name, device, want string }{
 		{"unknown key", "base: h100-sxm\nlinear_eff: 0.5\n", "my-gpu.yaml:2: key linear_eff: unknown key (valid keys here: allreduce_efficiency,"},
 		{"no base", "linear_efficiency: 0.5\n", `key base: unknown accelerator ""`},
-		{"out of range", "base: h100-sxm\n\nmemory_efficiency: 1.5\n", "my-gpu.yaml:3: key memory_efficiency: 1.5 is out of range [0+, 1]"},
+		{"out of range", "base: h100-sxm\n\nmemory_efficiency: 1.5\n", "my-gpu.yaml:3: key memory_efficiency: 1.5 is out of range [0.001, 1]"},
+		{"an efficiency far below any device", "base: h100-sxm\nlinear_efficiency: 1e-12\n", "my-gpu.yaml:2: key linear_efficiency: 1e-12 is out of range [0.001, 1]"},
 		{"zero sms", "base: a100-80gb\nsms: 0\n", "my-gpu.yaml:2: key sms: 0 is out of range [1, 65536]"},
 		{"not a number", "base: h100-sxm\npeak_tflops: fast\n", `my-gpu.yaml:2: key peak_tflops: cannot use "fast"`},
 		{"empty", "", "is empty"},

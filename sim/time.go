@@ -32,6 +32,20 @@ const MaxTime Time = math.MaxInt64
 // far from overflow.
 const Horizon Time = 2_000_000 * Second
 
+// SumTime adds non-negative times, at most MaxTime: a sum that would pass
+// it is MaxTime, which the engine refuses to schedule (an *Overflow), where
+// a plain sum would wrap round to a negative time.
+func SumTime(ts ...Time) Time {
+	var s Time
+	for _, t := range ts {
+		if t > MaxTime-s {
+			return MaxTime
+		}
+		s += t
+	}
+	return s
+}
+
 // AddTime returns a+b, or false when the sum is outside int64 picoseconds.
 func AddTime(a, b Time) (Time, bool) {
 	s := a + b

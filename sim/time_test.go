@@ -117,3 +117,22 @@ func TestScaleTimeRefusesOverflow(t *testing.T) {
 		assert.Equal(t, c.want, got, "%v x %v", c.t, c.k)
 	}
 }
+
+// SumTime adds up to MaxTime and stops there: a sum past it would wrap
+// round to a negative time (an accelerator step of absurd parts got faster).
+func TestSumTimeSaturatesAtMaxTime(t *testing.T) {
+	cases := []struct {
+		name string
+		ts   []Time
+		want Time
+	}{
+		{"nothing", nil, 0},
+		{"plain", []Time{1, 2, 3}, 6},
+		{"up to MaxTime", []Time{MaxTime - 5, 5}, MaxTime},
+		{"past it", []Time{MaxTime - 5, 6}, MaxTime},
+		{"two at MaxTime", []Time{MaxTime, MaxTime, 1}, MaxTime},
+	}
+	for _, c := range cases {
+		assert.Equal(t, c.want, SumTime(c.ts...), c.name)
+	}
+}
