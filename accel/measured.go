@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"math"
 	"os"
@@ -85,11 +86,40 @@ const layerCopies = 2
 // the field: no rows, an unknown group, a time that is not positive, a
 // model the presets do not know.
 func ReadProfile(path string) (*Profile, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: cannot read the profile: %w", path, err)
 	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxProfileBytes+1))
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("%s: cannot read the profile: %w", path, err)
+	case len(data) > maxProfileBytes:
+		return nil, fmt.Errorf("%s: more than %d MiB: not a profile", path, maxProfileBytes>>20)
+	}
 	return parseProfile(path, data)
+}
+
+// maxProfileBytes bounds a profile file: the shared H100 profile is 30 KB.
+const maxProfileBytes = 16 << 20
+
+// profileCounts bounds each count a profile's row may give: whole numbers,
+// at most what a GPU run could have (a batch of 65,536, 2^24 tokens, 1 TiB
+// copied, a vocabulary of 2^22). A row of batch 2e9 built that many
+// decodes and ran out of memory; a negative one was priced as batch 0.
+var profileCounts = map[string]float64{"batch": 1 << 16, "context": 1 << 24, "tokens": 1 << 24, "new": 1 << 24,
+	"cached": 1 << 24, "bytes": 1 << 40, "kv_bytes": 1 << 40, "vocab": 1 << 22}
+
+// checkCounts refuses a row's count that is not a whole number in range.
+func checkCounts(path, where string, row map[string]float64) error {
+	for _, key := range slices.Sorted(maps.Keys(row)) {
+		limit, ok := profileCounts[key]
+		if v := row[key]; ok && !(v >= 0 && v <= limit && v == math.Trunc(v)) {
+			return fmt.Errorf("%s: %s.%s = %v: want a whole number in [0, %d]", path, where, key, v, int64(limit))
+		}
+	}
+	return nil
 }
 
 // parseProfile reads a profile's bytes; path names it in errors.
@@ -128,6 +158,9 @@ func parseProfile(path string, data []byte) (*Profile, error) {
 	}
 	for i, row := range f.PCIe {
 		where := fmt.Sprintf("pcie[%d]", i)
+		if err := checkCounts(path, where, row); err != nil {
+			return nil, err
+		}
 		b := int64(row["bytes"])
 		if b < 16<<20 {
 			continue // below 16 MiB a copy is its launch and sync
@@ -140,6 +173,9 @@ func parseProfile(path string, data []byte) (*Profile, error) {
 		}
 	}
 	for i, row := range f.Sampling {
+		if err := checkCounts(path, fmt.Sprintf("sampling[%d]", i), row); err != nil {
+			return nil, err
+		}
 		r := MeasuredRow{Group: "sampling", Label: fmt.Sprintf("sort top-k/top-p batch %d", int(row["batch"])),
 			Where: fmt.Sprintf("sampling[%d]", i), batch: int(row["batch"]), vocab: int(row["vocab"])}
 		if r.batch < 16 {
@@ -208,7 +244,11 @@ func (p *Profile) readModels(f profileFile, add func(MeasuredRow, string, map[st
 				return fmt.Errorf("%s: %s.%s: %w", p.Path, g.name, model, err)
 			}
 			for i, row := range g.rows[model] {
-				if err := g.each(m, fmt.Sprintf("%s.%s[%d]", g.name, model, i), row); err != nil {
+				where := fmt.Sprintf("%s.%s[%d]", g.name, model, i)
+				if err := checkCounts(p.Path, where, row); err != nil {
+					return err
+				}
+				if err := g.each(m, where, row); err != nil {
 					return err
 				}
 			}

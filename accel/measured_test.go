@@ -3,6 +3,7 @@ package accel
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -56,6 +57,16 @@ func TestMeasuredProfileBadInput(t *testing.T) {
 			"shapes.mine: layers, hidden, heads, kv_heads, intermediate and vocab must be positive"},
 		{"slice too deep", `{"gpu": "H100", "layers": {"llama-3-8b": 40}, "decode": {"llama-3-8b": [{"batch": 1, "context": 512, "step_s": 0.01}]}}`,
 			"decode.llama-3-8b: layers.llama-3-8b = 40: a slice of 1 to 32 layers of a dense model"},
+		{"a batch no GPU runs", `{"gpu": "H100", "decode": {"llama-3-8b": [{"batch": 2e9, "context": 512, "step_s": 0.01}]}}`,
+			"decode.llama-3-8b[0].batch = 2e+09: want a whole number in [0, 65536]"},
+		{"a negative batch", `{"gpu": "H100", "sampling": [{"batch": -5, "vocab": 128256, "sort_topk_topp_s_graph": 0.001}]}`,
+			"sampling[0].batch = -5: want a whole number in [0, 65536]"},
+		{"a fraction of a token", `{"gpu": "H100", "prefill": {"llama-3-8b": [{"tokens": 2048.5, "prefill_s": 0.1}]}}`,
+			"prefill.llama-3-8b[0].tokens = 2048.5: want a whole number"},
+		{"a context past any window", `{"gpu": "H100", "decode": {"llama-3-8b": [{"batch": 1, "context": 1e18, "step_s": 0.01}]}}`,
+			"decode.llama-3-8b[0].context = 1e+18: want a whole number in [0, 16777216]"},
+		{"a negative copy", `{"gpu": "H100", "pcie": [{"bytes": -1, "h2d_pinned_s": 0.001}]}`, "pcie[0].bytes = -1: want a whole number"},
+		{"not a profile's size", `{"gpu": "H100", "pad": "` + strings.Repeat("x", maxProfileBytes) + `"}`, "more than 16 MiB: not a profile"},
 	}
 	for _, c := range cases {
 		path := filepath.Join(t.TempDir(), "profile.json")
