@@ -80,7 +80,10 @@ func LoadSweep(path string) (*Sweep, error) {
 		switch k.Value {
 		case "base":
 			if v.Value != "" {
-				s.Base = filepath.Join(filepath.Dir(path), v.Value)
+				s.Base = v.Value // an absolute path as it is, a relative one from the sweep's folder
+				if !filepath.IsAbs(s.Base) {
+					s.Base = filepath.Join(filepath.Dir(path), s.Base)
+				}
 			}
 		case "set":
 			pairs, err := sweepPairs(v, at, false, s.Lines)

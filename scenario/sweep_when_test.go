@@ -61,3 +61,23 @@ func TestSweepPointNameIsShortEnoughForAFolder(t *testing.T) {
 		assert.True(t, utf8.ValidString(got), c.name)
 	}
 }
+
+// A sweep's base given as an absolute path is that file; a relative one is
+// read from the sweep's folder. The absolute one was joined to the folder.
+func TestSweepBaseAbsoluteOrRelative(t *testing.T) {
+	dir := t.TempDir()
+	base := filepath.Join(dir, "base.yaml")
+	require.NoError(t, os.WriteFile(base, []byte("seed: 7\n"), 0o644))
+	for name, ref := range map[string]string{"absolute": base, "relative": "base.yaml"} {
+		sub := filepath.Join(dir, name)
+		require.NoError(t, os.MkdirAll(sub, 0o755))
+		if name == "relative" {
+			sub = dir
+		}
+		path := filepath.Join(sub, "sweep-"+name+".yaml")
+		require.NoError(t, os.WriteFile(path, []byte("base: "+ref+"\ngrid:\n  seed: [1, 2]\n"), 0o644))
+		sw, err := LoadSweep(path)
+		require.NoError(t, err, name)
+		assert.Equal(t, base, sw.Base, name)
+	}
+}

@@ -168,7 +168,8 @@ func Synthetic(c SyntheticConfig, streams sim.Streams) (*Workload, error) {
 				turn.Gap = sim.TimeOf(gap * 1e12)
 				var ok bool
 				if end, ok = sim.AddTime(end, turn.Gap); !ok || end > sim.Horizon {
-					return nil, fmt.Errorf("workload.turns_mean = %v: session %d's turn %d would arrive past the %v limit of a run", c.TurnsMean, id, t, sim.Horizon)
+					return nil, fmt.Errorf("workload.think_median_s = %v, think_p90_s = %v, turns_mean = %v: session %d's turn %d would arrive past the %v limit of a run (its think times add up past it)",
+						c.Think.Median, c.Think.P90, c.TurnsMean, id, t, sim.Horizon)
 				}
 			}
 			s.Turns = append(s.Turns, turn)

@@ -74,6 +74,8 @@ func TestSyntheticRejects(t *testing.T) {
 		{func(c *SyntheticConfig) { c.FirstPrompt = LengthFit{math.Inf(1), math.Inf(1)} }, "workload.first_prompt_median_tokens: median +Inf"},
 		{func(c *SyntheticConfig) { c.FollowUpPrompt = LengthFit{100, math.NaN()} }, "workload.follow_up_p90_tokens: p90 NaN"},
 		{func(c *SyntheticConfig) { c.Output = LengthFit{-1, 10} }, "workload.output_median_tokens: median -1"},
+		{func(c *SyntheticConfig) { c.Think = LengthFit{500000, 1900000} },
+			"workload.think_median_s = 500000, think_p90_s = 1.9e+06, turns_mean = 3.51: session 3's turn 5 would arrive past the 2000000s limit of a run (its think times add up past it)"},
 	} {
 		cfg := DefaultSynthetic()
 		c.set(&cfg)
