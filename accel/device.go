@@ -2,8 +2,9 @@ package accel
 
 import (
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/kvcosim/kvcosim/sim"
@@ -136,10 +137,10 @@ func DevicePreset(name string) (Device, error) {
 	if d, ok := devicePresets[name]; ok {
 		return d, nil
 	}
-	names := make([]string, 0, len(devicePresets))
-	for n := range devicePresets {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return Device{}, fmt.Errorf("unknown accelerator %q: valid accelerators are %s", name, strings.Join(names, ", "))
+	return Device{}, fmt.Errorf("unknown accelerator %q: valid accelerators are %s", name, strings.Join(DeviceNames(), ", "))
+}
+
+// DeviceNames lists the device presets' names, sorted.
+func DeviceNames() []string {
+	return slices.Sorted(maps.Keys(devicePresets))
 }

@@ -71,6 +71,9 @@ func (f DeviceFile) fields() []deviceField {
 // Device is the file's device: its base preset with the file's values,
 // each checked against its range (a *FieldError names the key).
 func (f DeviceFile) Device() (Device, error) {
+	if f.Base == "" {
+		return Device{}, &FieldError{"base", "missing: a device file names the preset it changes (" + strings.Join(DeviceNames(), ", ") + ")"}
+	}
 	d, err := DevicePreset(f.Base)
 	if err != nil {
 		return Device{}, &FieldError{"base", err.Error()}

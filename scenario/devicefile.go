@@ -41,7 +41,11 @@ func (r *resolver) deviceFile(key, path string) accel.Device {
 	var bad *accel.FieldError
 	switch {
 	case errors.As(err, &bad):
-		r.fail(key, "%s: key %s: %s", file.Where(bad.Key), bad.Key, bad.Msg)
+		where := file.Where(bad.Key)
+		if strings.HasPrefix(where, "(default)") { // a key the file leaves out
+			where = full
+		}
+		r.fail(key, "%s: key %s: %s", where, bad.Key, bad.Msg)
 	case err != nil:
 		r.fail(key, "%s: %v", full, err)
 	}

@@ -261,11 +261,22 @@ func decodeLeaf(n *yaml.Node, f reflect.Value) error {
 }
 
 func isWhole(v reflect.Value) bool {
-	switch v.Kind() {
+	switch kindOf(v) {
 	case reflect.Int, reflect.Int64, reflect.Uint64:
 		return true
 	}
 	return false
+}
+
+// kindOf is the kind of a field's value, through a pointer (a device
+// file's optional keys): a *int took 1.9 as 1, and a *float64 asked for
+// a string.
+func kindOf(v reflect.Value) reflect.Kind {
+	t := v.Type()
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t.Kind()
 }
 
 // Keys returns every settable dotted key of the schema, sorted.
@@ -314,7 +325,7 @@ func tags(t reflect.Type) []string {
 }
 
 func kindName(v reflect.Value) string {
-	switch v.Kind() {
+	switch kindOf(v) {
 	case reflect.Int, reflect.Int64, reflect.Uint64:
 		return "a whole number"
 	case reflect.Float64:
