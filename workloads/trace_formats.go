@@ -26,7 +26,18 @@ func decodeLine(path string, line int, text string, v any) error {
 	if err := dec.Decode(v); err != nil {
 		return &LineError{path, line, "", "bad JSON: " + err.Error()}
 	}
+	if rest := strings.TrimSpace(text[dec.InputOffset():]); rest != "" { // it was ignored
+		return &LineError{path, line, "", fmt.Sprintf("bad JSON: %q after the line's object", cut(rest, 40))}
+	}
 	return nil
+}
+
+// cut shortens text to at most n bytes for a message.
+func cut(text string, n int) string {
+	if len(text) <= n {
+		return text
+	}
+	return text[:n] + "..."
 }
 
 // required reports a missing field.

@@ -69,6 +69,8 @@ func TestBadLinesNameFileLineAndField(t *testing.T) {
 		name, format, line, want string
 	}{
 		{"bad json", "mooncake", `{"timestamp": 0,`, ":2: bad JSON"},
+		{"text after the object", "mooncake", `{"timestamp": 5000, "input_length": 10, "output_length": 1, "hash_ids": [0]} trailing`, `:2: bad JSON: "trailing" after the line's object`},
+		{"two objects on a line", "mooncake", `{"timestamp": 5000, "input_length": 10, "output_length": 1, "hash_ids": [0]} {"timestamp": 6000}`, `:2: bad JSON: "{\"timestamp\": 6000}" after the line's object`},
 		{"missing field", "mooncake", `{"timestamp": 5000, "output_length": 1, "hash_ids": [0]}`, ":2: field input_length: missing"},
 		{"negative length", "mooncake", `{"timestamp": 5000, "input_length": 10, "output_length": -1, "hash_ids": [0]}`, ":2: field output_length: -1: must be at least 1"},
 		{"no output", "mooncake", `{"timestamp": 5000, "input_length": 10, "output_length": 0, "hash_ids": [0]}`, ":2: field output_length: 0: must be at least 1"},
