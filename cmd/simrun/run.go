@@ -43,6 +43,10 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "simrun run: %v\n", err)
 		return 2
 	}
+	if err := tr.apart(*out, runFiles); err != nil {
+		fmt.Fprintf(stderr, "simrun run: %v\n", err)
+		return 2
+	}
 	if *seed != "" {
 		if _, err := strconv.ParseUint(*seed, 10, 64); err != nil {
 			fmt.Fprintf(stderr, "simrun run: --seed %q: want a whole number\n", *seed)
@@ -105,6 +109,9 @@ func execute(l *scenario.Loaded, tr *traceOptions, stderr io.Writer) (*scenario.
 	}
 	return res, x, 0
 }
+
+// runFiles are the files writeRun puts in a run's folder.
+var runFiles = []string{"summary.json", "requests.csv", "scenario.yaml", outputMarker}
 
 // writeRun writes summary.json, requests.csv and scenario.yaml into dir.
 func writeRun(dir string, l *scenario.Loaded, sum *reports.Summary, rows []reports.RequestRow) error {

@@ -5,6 +5,7 @@ import (
 	"github.com/kvcosim/kvcosim/fpga"
 	"github.com/kvcosim/kvcosim/hostcpu"
 	"github.com/kvcosim/kvcosim/kvstore"
+	"path/filepath"
 	"strings"
 
 	"github.com/kvcosim/kvcosim/reports"
@@ -39,6 +40,26 @@ func (o *traceOptions) parse() error {
 	}
 	if (o.window != "" || o.filter != "") && o.chrome == "" && o.vcd == "" {
 		return fmt.Errorf("--trace-window and --trace-filter shape --trace or --vcd: give one of them")
+	}
+	return nil
+}
+
+// apart refuses traces written over each other or over a file the run
+// writes into its folder out (files): one silently replaced the other.
+func (o *traceOptions) apart(out string, files []string) error {
+	taken := map[string]string{}
+	for _, f := range files {
+		taken[filepath.Clean(filepath.Join(out, f))] = "the run's " + f
+	}
+	for _, t := range []struct{ flag, path string }{{"--trace", o.chrome}, {"--vcd", o.vcd}} {
+		if t.path == "" {
+			continue
+		}
+		p := filepath.Clean(t.path)
+		if other, ok := taken[p]; ok {
+			return fmt.Errorf("%s %s: %s is that file too", t.flag, t.path, other)
+		}
+		taken[p] = t.flag
 	}
 	return nil
 }

@@ -66,6 +66,9 @@ func TestTraceOptionsBadInput(t *testing.T) {
 		{[]string{"run", "--trace", "x.json", "--trace-window", "9s:2s"}, "FROM before TO"},
 		{[]string{"run", "--trace-filter", "fpga"}, "shape --trace or --vcd"},
 		{[]string{"run", "--set", "workload.sessions=2", "-o", t.TempDir(), "--trace", "/proc/none/x.json"}, "--trace: cannot write /proc/none/x.json"},
+		{[]string{"run", "--trace", "t.json", "--vcd", "./t.json"}, "--vcd ./t.json: --trace is that file too"},
+		{[]string{"run", "-o", "res", "--trace", "res/summary.json"}, "--trace res/summary.json: the run's summary.json is that file too"},
+		{[]string{"run", "-o", "res", "--vcd", "res/requests.csv"}, "--vcd res/requests.csv: the run's requests.csv is that file too"},
 	} {
 		code, _, stderr := simrun(c.args...)
 		assert.Equal(t, 2, code, "%v", c.args)
