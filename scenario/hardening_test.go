@@ -65,6 +65,8 @@ func TestScenarioReproducersNameTheCulprit(t *testing.T) {
 		{"tp", "accelerator:\n  tp: 3\n", nil, `scenario.yaml:2: key accelerator.tp: model "llama-3-70b": tp = 3 must divide its 64 heads`},
 		{"custom layers", "model: custom\ncustom_model:\n  layers: 0\n  hidden: 64\n", nil, "scenario.yaml:3: key custom_model.layers: 0 is out of range (allowed: 1 to 16777216)"},
 		{"kv capacity", "", []string{"accelerator.kv_capacity=1B"}, "--set accelerator.kv_capacity=1B: key accelerator.kv_capacity: 1B is less than one 16-token block of 5242880 B"},
+		{"a reserve leaving less than a block", "", []string{"accelerator.reserve_gb=44.7231"},
+			"--set accelerator.reserve_gb=44.7231: key accelerator.reserve_gb: the device's memory leaves 187008 B for KV, less than one 16-token block of 5242880 B"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -218,8 +218,12 @@ func (r *resolver) resolveAccelerator(sc *Scenario, out *resolved) {
 	if out.functional != nil {
 		out.host.KVBytesPerToken = int64(m.Layers) * int64(2*m.KVHeads*m.HeadDim) * 4 // float32
 	}
-	if block := out.host.KVBytesPerToken * out.kvBlock; out.kvCapacity > 0 && out.kvCapacity < block {
+	block := out.host.KVBytesPerToken * out.kvBlock
+	if out.kvCapacity > 0 && out.kvCapacity < block {
 		r.fail("accelerator.kv_capacity", "%s is less than one %d-token block of %d B", a.KVCapacity, out.kvBlock, block)
+	} else if left := out.node.KVCapacityBytes(); left < block {
+		r.fail(r.culprit("accelerator.reserve_gb", "model", "accelerator.tp", "accelerator.device", "accelerator.weight_dtype"),
+			"the device's memory leaves %d B for KV, less than one %d-token block of %d B", left, out.kvBlock, block)
 	}
 }
 
