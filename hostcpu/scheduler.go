@@ -241,7 +241,7 @@ func (s *System) finish(n *nodeState, slot int) {
 	if s.fn != nil {
 		output = s.finishGeneration(r)
 	}
-	sess.grow(r.prompt, r.promptLen, turn.OutputCount, output)
+	sess.grow(r.prompt, r.promptLen, turn.OutputCount, s.outputIDs(r, output, turn.OutputCount))
 	sess.resident, sess.lastUse, sess.lastNode, sess.lastRecord = n.index, now, n.index, r.record
 	sess.running = false
 	n.residents[sess.id] = sess

@@ -187,6 +187,12 @@ func NewSystem(eng *sim.Engine, cfg Config, nodes []Node, pool *kvstore.Pool, w 
 		}
 		sess := &session{id: plan.ID, index: int64(len(s.sessions)), plan: plan, resident: -1, parked: -1, lastNode: -1, lastRecord: -1, waiter: -1,
 			tokenless: plan.Turns[0].NewTokens == nil}
+		for i, turn := range plan.Turns {
+			if (turn.NewTokens == nil) != sess.tokenless {
+				return nil, fmt.Errorf("workload: session %d: turn %d gives its new tokens as %s, turn 0 as %s: a session gives ids on every turn or on none",
+					plan.ID, i, idsOrCount(turn), idsOrCount(plan.Turns[0]))
+			}
+		}
 		s.sessions = append(s.sessions, sess)
 	}
 	if cfg.MaxConcurrency == 0 {
@@ -201,6 +207,14 @@ func NewSystem(eng *sim.Engine, cfg Config, nodes []Node, pool *kvstore.Pool, w 
 		eng.Schedule(0, sim.Event{Handler: s, Op: opAdmit})
 	}
 	return s, nil
+}
+
+// idsOrCount says how a turn gives its new tokens.
+func idsOrCount(turn workloads.Turn) string {
+	if turn.NewTokens == nil {
+		return "a count"
+	}
+	return "ids"
 }
 
 // scheduleOpenings orders the sessions by first arrival (ties in session

@@ -9,6 +9,9 @@ import (
 // always its length: a trace without ids (Mooncake, Azure, RAGPulse) gives
 // counts only, and its sessions stand in for their tokens with hashes of
 // the session id, so that no two conversations share a key by accident.
+// A trace that gives a session's prompt ids gives its outputs as counts
+// only: outputIDs stands in for those the same way, so that the ids stay
+// as many as the tokens.
 
 // promptOf returns a turn's prompt (ids, nil without them) and its length.
 func (sess *session) promptOf(turn workloads.Turn) ([]uint32, int64) {
@@ -20,7 +23,7 @@ func (sess *session) promptOf(turn workloads.Turn) ([]uint32, int64) {
 }
 
 // grow appends a finished turn's prompt and output (outputs tokens; their
-// ids, nil when tokenless) to the history.
+// ids, nil when tokenless, else outputs of them) to the history.
 func (sess *session) grow(prompt []uint32, promptLen, outputs int64, output []uint32) {
 	sess.historyLen = promptLen + outputs
 	if !sess.tokenless {
@@ -28,11 +31,34 @@ func (sess *session) grow(prompt []uint32, promptLen, outputs int64, output []ui
 	}
 }
 
-// What a stand-in hash names: a history of some length, or a block.
+// outputIDs are the ids of a finished turn's outputs output tokens (nil
+// for a token-less session): those generated (functional mode) or given
+// (the synthetic workload), and for each the workload does not give (a
+// sessions trace gives a count) a stand-in, the low 32 bits of the hash
+// engine's XXH64 over (standInOutput, session id, position), the position
+// counting from the session's first token, truncated ones included. As a
+// model's output would be, a stand-in is the session's own, and the same
+// token keeps its id when truncation drops older ones.
+func (s *System) outputIDs(r *request, given []uint32, outputs int64) []uint32 {
+	sess := r.sess
+	if sess.tokenless || int64(len(given)) >= outputs {
+		return given
+	}
+	ids := append(make([]uint32, 0, outputs), given...)
+	first := sess.cut + r.promptLen // the first output's position
+	for i := int64(len(given)); i < outputs; i++ {
+		ids = append(ids, uint32(s.sessionHash(sess, standInOutput, first+i, 0)))
+	}
+	return ids
+}
+
+// What a stand-in hash names: a history of some length, a block, a
+// session's computed tokens, or an output token's id.
 const (
 	standInHistory = iota
 	standInBlock
 	standInSession
+	standInOutput
 )
 
 // standIn is the hash standing in for a token-less session's content: the

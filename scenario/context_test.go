@@ -138,8 +138,8 @@ func TestDefaultPoliciesAndWindows(t *testing.T) {
 	assert.Equal(t, int64(8192), l.resolved.host.ContextTokens)
 }
 
-// TestTokenIDTracesStoreFromTheFirstToken: a trace with token ids keeps
-// its sessions' output counts but not their ids; a design whose KV keeps
+// TestTokenIDTracesStoreFromTheFirstToken: a trace with token ids gives
+// its sessions' output counts, not their ids; a design whose KV keeps
 // its positions stores every object from token 0 (a negative first token
 // once made stored objects larger than their histories; the store's
 // invariant check now stops such a run).

@@ -56,7 +56,10 @@ func FuzzRAGPulse(f *testing.F) {
 
 func FuzzSessions(f *testing.F) {
 	f.Add(`{"session": "a", "turn": 0, "arrival_s": 0, "new_tokens": 3, "output_tokens": 1}` + "\n" +
-		`{"session": "a", "turn": 1, "arrival_s": 2.5, "token_ids": [1, 2], "output_tokens": 1, "node": 0}` + "\n")
+		`{"session": "a", "turn": 1, "arrival_s": 2.5, "new_tokens": 2, "output_tokens": 1, "node": 0}` + "\n" +
+		`{"session": "b", "turn": 0, "arrival_s": 3, "token_ids": [1, 2], "output_tokens": 1}` + "\n")
+	f.Add(`{"session": "a", "turn": 0, "arrival_s": 0, "token_ids": [1, 2], "output_tokens": 1}` + "\n" +
+		`{"session": "a", "turn": 1, "arrival_s": 1, "new_tokens": 3, "output_tokens": 1}` + "\n")
 	f.Add(`{"session": "a", "turn": 0, "arrival_s": "NaN", "new_tokens": 3, "output_tokens": 1}`)
 	f.Fuzz(func(t *testing.T, text string) { fuzzTrace(t, "sessions", text) })
 }

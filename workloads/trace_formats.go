@@ -250,9 +250,12 @@ func parseRAGPulse(path string, chunks map[string]map[uint64]int64) lineParser {
 }
 
 // parseSessions reads sessions lines; a session's turns are numbered 0, 1,
-// 2 ... in file order.
+// 2 ... in file order, and give token_ids on every turn or on none (turn 0
+// decides: a history is ids or a count).
 func parseSessions(path string) lineParser {
 	nextTurn := map[string]int{}
+	idsFrom := map[string]int{}   // session -> its turn 0's line, when it gave token_ids
+	countFrom := map[string]int{} // session -> its turn 0's line, when it gave a count
 	return func(text string, line int) (TraceRequest, error) {
 		var v struct {
 			Session   *string         `json:"session"`
@@ -297,7 +300,30 @@ func parseSessions(path string) lineParser {
 			}
 			node = *v.Node
 		}
+		if err := sameKind(path, line, *v.Session, *v.Turn, v.TokenIDs != nil, idsFrom, countFrom); err != nil {
+			return TraceRequest{}, err
+		}
 		nextTurn[*v.Session]++
 		return TraceRequest{Arrival: at, Input: in, Output: out, Session: *v.Session, Tokens: v.TokenIDs, Node: node}, nil
 	}
+}
+
+// sameKind checks that a sessions line gives its new tokens as its
+// session's turn 0 did (ids, or a count), and records turn 0's choice.
+func sameKind(path string, line int, session string, turn int, ids bool, idsFrom, countFrom map[string]int) error {
+	if turn == 0 {
+		if ids {
+			idsFrom[session] = line
+		} else {
+			countFrom[session] = line
+		}
+		return nil
+	}
+	if first, ok := idsFrom[session]; ok && !ids {
+		return &LineError{path, line, "token_ids", fmt.Sprintf("missing: session %q gave token_ids from its turn 0 (line %d), and a session gives token_ids on every turn or on none", session, first)}
+	}
+	if first, ok := countFrom[session]; ok && ids {
+		return &LineError{path, line, "token_ids", fmt.Sprintf("session %q gave new_tokens without token_ids from its turn 0 (line %d), and a session gives token_ids on every turn or on none", session, first)}
+	}
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -148,4 +149,47 @@ func ExampleTrace_Stats() {
 	fmt.Printf("%d requests over %.0f s; ideal hit ratio %.4f of blocks, %.4f of tokens\n",
 		s.Requests, s.Duration.Seconds(), s.HitRatioBlocks(), s.HitRatioTokens())
 	// Output: 3993 requests over 1022 s; ideal hit ratio 0.6396 of blocks, 0.6512 of tokens
+}
+
+// TestSessionsGiveIDsOnEveryTurnOrNone: a session's turns give token_ids
+// on every turn or on none; a mix is an error naming the file, the line,
+// the session and its turn 0's line, and other sessions may choose
+// otherwise.
+func TestSessionsGiveIDsOnEveryTurnOrNone(t *testing.T) {
+	const (
+		ids0    = `{"session": "a", "turn": 0, "arrival_s": 0, "token_ids": [1, 2, 3], "output_tokens": 1}`
+		count0  = `{"session": "a", "turn": 0, "arrival_s": 0, "new_tokens": 3, "output_tokens": 1}`
+		ids1    = `{"session": "a", "turn": 1, "arrival_s": 1, "token_ids": [4, 5], "output_tokens": 1}`
+		both1   = `{"session": "a", "turn": 1, "arrival_s": 1, "new_tokens": 2, "token_ids": [4, 5], "output_tokens": 1}`
+		count1  = `{"session": "a", "turn": 1, "arrival_s": 1, "new_tokens": 2, "output_tokens": 1}`
+		otherID = `{"session": "b", "turn": 0, "arrival_s": 0, "token_ids": [7], "output_tokens": 1}`
+	)
+	cases := []struct {
+		name  string
+		lines []string
+		want  string // "" for a good trace
+	}{
+		{"ids throughout", []string{ids0, ids1}, ""},
+		{"ids and an agreeing count", []string{ids0, both1}, ""},
+		{"counts throughout", []string{count0, count1}, ""},
+		{"another session gives ids", []string{count0, otherID, count1}, ""},
+		{"ids then a count", []string{ids0, count1}, `:2: field token_ids: missing: session "a" gave token_ids from its turn 0 (line 1), and a session gives token_ids on every turn or on none`},
+		{"a count then ids", []string{otherID, count0, ids1}, `:3: field token_ids: session "a" gave new_tokens without token_ids from its turn 0 (line 2), and a session gives token_ids on every turn or on none`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := writeFile(t, "s.jsonl", strings.Join(c.lines, "\n")+"\n")
+			tr, err := ReadTrace("sessions", path, false)
+			if c.want == "" {
+				require.NoError(t, err)
+				assert.Len(t, tr.Requests, len(c.lines))
+				return
+			}
+			assert.ErrorContains(t, err, path+c.want)
+			tr, err = ReadTrace("sessions", path, true)
+			require.NoError(t, err, "skip_bad_lines keeps the good lines")
+			assert.Equal(t, 1, tr.SkippedLines)
+			assert.Len(t, tr.Requests, len(c.lines)-1)
+		})
+	}
 }

@@ -1,0 +1,84 @@
+package hostcpu
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kvcosim/kvcosim/accel"
+	"github.com/kvcosim/kvcosim/sim"
+	"github.com/kvcosim/kvcosim/workloads"
+)
+
+// idTurn is a turn of n new token ids (from first on) and outputs output
+// tokens, their ids given or not.
+func idTurn(first uint32, n, outputs int64, givenOutputs bool) workloads.Turn {
+	tr := turn(n, outputs, 10)
+	for i := range n {
+		tr.NewTokens = append(tr.NewTokens, first+uint32(i))
+	}
+	if givenOutputs {
+		for i := range outputs {
+			tr.Output = append(tr.Output, 900+uint32(i))
+		}
+	}
+	return tr
+}
+
+// TestHistoryHoldsAnIDForEveryToken: a session of token ids keeps one id
+// a token in its history whether the workload gives its outputs' ids or
+// only their count; the stand-ins are the session's own, by position.
+func TestHistoryHoldsAnIDForEveryToken(t *testing.T) {
+	cases := []struct {
+		name  string
+		given bool
+	}{
+		{"outputs given", true},
+		{"outputs counted", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s, _, eng := newTestSystem(t, recomputeConfig(), 1000,
+				workloads.Session{ID: 0, Turns: []workloads.Turn{idTurn(1, 10, 4, c.given), idTurn(100, 5, 3, c.given)}},
+				workloads.Session{ID: 1, Turns: []workloads.Turn{idTurn(1, 10, 4, c.given)}})
+			eng.Run()
+			a, b := s.sessions[0], s.sessions[1]
+			require.Equal(t, int64(22), a.historyLen)
+			require.Len(t, a.history, 22)
+			require.Len(t, b.history, 14)
+			assert.Equal(t, []uint32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, a.history[:10])
+			assert.Equal(t, []uint32{100, 101, 102, 103, 104}, a.history[14:19])
+			if c.given {
+				assert.Equal(t, []uint32{900, 901, 902, 903}, a.history[10:14])
+				return
+			}
+			assert.Equal(t, uint32(s.sessionHash(a, standInOutput, 10, 0)), a.history[10], "the first output's stand-in is by its position")
+			assert.Equal(t, uint32(s.sessionHash(a, standInOutput, 21, 0)), a.history[21])
+			assert.NotEqual(t, a.history[10:14], b.history[10:14], "two sessions' outputs differ")
+		})
+	}
+}
+
+// TestSessionMixingIDsAndCountsIsRefused: a workload whose session gives
+// ids on one turn and a count on another is refused, not run.
+func TestSessionMixingIDsAndCountsIsRefused(t *testing.T) {
+	cases := []struct {
+		name  string
+		turns []workloads.Turn
+		want  string
+	}{
+		{"ids then a count", []workloads.Turn{idTurn(1, 5, 2, false), turn(3, 2, 10)}, "workload: session 7: turn 1 gives its new tokens as a count, turn 0 as ids"},
+		{"a count then ids", []workloads.Turn{turn(3, 2, 10), turn(3, 2, 10), idTurn(1, 5, 2, false)}, "workload: session 7: turn 2 gives its new tokens as ids, turn 0 as a count"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			eng := sim.NewEngine(64)
+			kv, err := accel.NewKVMemory(1000, 1, 1)
+			require.NoError(t, err)
+			w := &workloads.Workload{Sessions: []workloads.Session{{ID: 7, Turns: c.turns}}}
+			_, err = NewSystem(eng, recomputeConfig(), []Node{{Exec: &fakeExecutor{eng: eng, took: sim.Millisecond}, KV: kv}}, nil, w, sim.NewStreams(1))
+			assert.ErrorContains(t, err, c.want)
+		})
+	}
+}
