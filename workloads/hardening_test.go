@@ -112,9 +112,11 @@ func TestSyntheticSizeIsEstimatedBeforeDrawing(t *testing.T) {
 		edit func(c *SyntheticConfig)
 		want string
 	}{
-		{"system prompt", func(c *SyntheticConfig) { c.SystemPromptTokens = 10_000_000_000 }, "workload.system_prompt_tokens: 400 sessions of 3.51 turns (system prompt 10000000000 tokens) would take about 1.6e+04 GB, more than the 4 GB limit"},
-		{"sessions", func(c *SyntheticConfig) { c.Sessions = 10_000_000 }, "workload.sessions: 10000000 sessions of 3.51 turns (system prompt 0 tokens) would take about 142 GB, more than the 4 GB limit"},
-		{"turns", func(c *SyntheticConfig) { c.TurnsMean = 1e9 }, "workload.turns_mean: 400 sessions of 1e+09 turns (system prompt 0 tokens) would take about 9.94e+05 GB, more than the 4 GB limit"},
+		{"system prompt", func(c *SyntheticConfig) { c.SystemPromptTokens = 10_000_000_000 }, "workload.system_prompt_tokens: 400 sessions of 3.51 turns (system prompt 10000000000 tokens) would take about 9.6e+04 GB in a run, more than the 4 GB limit"},
+		{"sessions", func(c *SyntheticConfig) { c.Sessions = 10_000_000 }, "workload.sessions: 10000000 sessions of 3.51 turns (system prompt 0 tokens) would take about 809 GB in a run, more than the 4 GB limit"},
+		{"turns", func(c *SyntheticConfig) { c.TurnsMean = 1e9 }, "workload.turns_mean: 400 sessions of 1e+09 turns (system prompt 0 tokens) would take about 6.48e+06 GB in a run, more than the 4 GB limit"},
+		{"sessions past 4 GB", func(c *SyntheticConfig) { c.Sessions, c.SessionRatePerS = 290_000, 1 }, "workload.sessions: 290000 sessions of 3.51 turns (system prompt 0 tokens) would take about 23.5 GB in a run, more than the 4 GB limit"},
+		{"sessions just past 4 GB", func(c *SyntheticConfig) { c.Sessions, c.SessionRatePerS = 52_696, 1 }, "workload.sessions: 52696 sessions of 3.51 turns (system prompt 0 tokens) would take about 4.3 GB in a run, more than the 4 GB limit"},
 		{"rate", func(c *SyntheticConfig) { c.SessionRatePerS = 1e-6 }, "workload.session_rate_per_s = 1e-06: 400 sessions arrive over about 4e+08 s, past half the 2000000s limit of a run"},
 	}
 	for _, c := range cases {
@@ -125,4 +127,46 @@ func TestSyntheticSizeIsEstimatedBeforeDrawing(t *testing.T) {
 		})
 	}
 	assert.NoError(t, DefaultSynthetic().Validate())
+	c := DefaultSynthetic()
+	c.Sessions, c.SessionRatePerS = 52_695, 1
+	assert.NoError(t, c.Validate(), "the most default sessions within 4 GB")
+}
+
+// The run's memory estimate against the resident sets measured (the
+// table at runTokenBytes): never below one, and within 1.5x of the least.
+func TestRunMemoryEstimateBoundsMeasuredRuns(t *testing.T) {
+	cases := []struct {
+		name                  string
+		sessions, system      int
+		turns                 float64
+		tiny                  bool
+		fpgaMB, lmcacheMB, mb float64 // measured resident; the estimate
+	}{
+		{"10k", 10_000, 0, 3.51, false, 596, 708, 842},
+		{"20k", 20_000, 0, 3.51, false, 1177, 1366, 1651},
+		{"40k", 40_000, 0, 3.51, false, 2271, 2688, 3268},
+		{"10k system prompt 4000", 10_000, 4000, 3.51, false, 1380, 1474, 1802},
+		{"10k turns_mean 7", 10_000, 0, 7, false, 1199, 1259, 1407},
+		{"20k one-token turns", 20_000, 0, 3.51, true, 130, 143.6, 191},
+		{"10 sessions", 10, 0, 3.51, false, 19.9, 19.9, 34},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := DefaultSynthetic()
+			cfg.Sessions, cfg.SystemPromptTokens, cfg.TurnsMean = c.sessions, c.system, c.turns
+			if c.tiny {
+				cfg.FirstPrompt, cfg.FollowUpPrompt, cfg.Output = LengthFit{1, 1}, LengthFit{1, 1}, LengthFit{1, 1}
+			}
+			est := cfg.RunMemoryEstimate() / 1e6
+			assert.InDelta(t, c.mb, est, 0.5, "estimate, MB")
+			assert.GreaterOrEqual(t, est, max(c.fpgaMB, c.lmcacheMB), "never below a measured run")
+			if c.sessions >= 10_000 {
+				assert.LessOrEqual(t, est, 1.5*min(c.fpgaMB, c.lmcacheMB), "within 1.5x of a measured run")
+			}
+		})
+	}
+	c := DefaultSynthetic()
+	assert.InDelta(t, 3049, c.TokensPerSession(), 1, "1,371 first + 2.51 x 391 follow-up + 3.51 x 198 output")
+	c.SystemPromptTokens = 1000
+	assert.InDelta(t, 4049, c.TokensPerSession(), 1, "a system prompt is every session's")
 }

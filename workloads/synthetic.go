@@ -78,25 +78,90 @@ func (c SyntheticConfig) Validate() error {
 	return c.checkSize()
 }
 
-// MaxSyntheticBytes bounds the memory a synthetic workload's tokens may
-// take (estimated before drawing them).
+// MaxSyntheticBytes bounds the memory a run of a synthetic workload is
+// estimated to take (RunMemoryEstimate, before anything is drawn).
 const MaxSyntheticBytes = 4 << 30
 
+// What a run of a synthetic workload keeps resident (the most a run's
+// process holds, /usr/bin/time's %M), per token, per request (turn) and
+// per session, measured on 2026-11-26 (Go 1.26, GOGC unset) with
+//
+//	/usr/bin/time -f "%M KB %e s" simrun run -o OUT --set workload.sessions=N [--set system.design=D] [--set KEY=V]
+//
+// one run at a time, N = 10,000, 20,000 and 40,000; a heap profile of
+// the same runs (scenario.Build and Execute, then Rows and requests.csv)
+// says where it goes:
+//
+//   - a token is 4 B in the workload (Turn.NewTokens, Turn.Output; a
+//     system prompt copied into each session's first turn) and 4 B again
+//     in its session's history (the prompt the last turn built, which
+//     append grows by up to 1.25x), so the live heap holds about 8.6 B a
+//     token (pprof: 132 MiB workload + 144 MiB histories for 10,000
+//     default sessions, 3,049 tokens each); the collector lets the heap
+//     grow to twice the live heap (GOGC=100) and every turn copies its
+//     history into a new prompt, so a token costs 19.7-21.8 B resident
+//     (lmcache, the design that keeps the most: default fits 19.9 B,
+//     system_prompt_tokens=4000 19.7 B, turns_mean=7 21.8 B); 24 B;
+//   - a request is its Turn (120 B), its Record (224 B, in a slice that
+//     grows by 1.25x), its requests.csv row (192 B, and some 170 B of
+//     text), the store's directory entries for its export: 1.4 KB (fpga)
+//     to 1.8 KB (lmcache) of live heap a request with the session table
+//     and measured 1.77 KB resident a request with one-token prompts and
+//     outputs (first_prompt, follow_up and output median and p90 1,
+//     20,000 sessions, 69,785 requests: 143.6 MB, estimate 191 MB; fpga
+//     130 MB); 2 KiB;
+//   - a session is its table (368 B), its workload Session (48 B) and
+//     their slices' growth: 512 B;
+//   - a run of 10 sessions holds 19.9 MB; 32 MiB.
+//
+// Measured against the estimate (resident, MB = 1e6 B; estimate/resident):
+//
+//	sessions  workload            estimate  fpga          lmcache
+//	10,000    default                 842   596 (1.41)    708 (1.19)
+//	20,000    default                1651  1177 (1.40)   1366 (1.21)
+//	40,000    default                3268  2271 (1.44)   2688 (1.22)
+//	10,000    system prompt 4000     1802  1380 (1.31)   1474 (1.22)
+//	10,000    turns_mean 7           1407  1199 (1.17)   1259 (1.12)
+//
+// (recompute, cpu, cachedattention and fpga with block hashing took 597,
+// 604, 712 and 600 MB at 10,000 default sessions; 40,000 at
+// session_rate_per_s 1, fpga, 2376 MB.)
+const (
+	runTokenBytes   = 24
+	runRequestBytes = 2 << 10
+	runSessionBytes = 512
+	runFixedBytes   = 32 << 20
+)
+
+// TokensPerSession is a session's expected tokens, prompts and outputs,
+// from the fits' means (clamped to the maxima): the system prompt and the
+// first prompt, turns_mean-1 follow-ups and turns_mean outputs.
+func (c SyntheticConfig) TokensPerSession() float64 {
+	return float64(c.SystemPromptTokens) + c.FirstPrompt.mean(c.MaxPromptTokens) +
+		(c.TurnsMean-1)*c.FollowUpPrompt.mean(c.MaxPromptTokens) + c.TurnsMean*c.Output.mean(c.MaxOutputTokens)
+}
+
+// RunMemoryEstimate is the memory, in bytes, a run of the workload is
+// estimated to keep resident: an upper bound for the measured runs above,
+// by 1.1x to 1.45x.
+func (c SyntheticConfig) RunMemoryEstimate() float64 {
+	perSession := runSessionBytes + c.TurnsMean*runRequestBytes + runTokenBytes*c.TokensPerSession()
+	return runFixedBytes + float64(c.Sessions)*perSession
+}
+
 // checkSize refuses, before anything is drawn, a workload whose sessions
-// would arrive past sim.Horizon or whose tokens would not fit
-// MaxSyntheticBytes.
+// would arrive past sim.Horizon or whose run would not fit
+// MaxSyntheticBytes (RunMemoryEstimate).
 func (c SyntheticConfig) checkSize() error {
-	turnBytes := 4*(c.FollowUpPrompt.mean(c.MaxPromptTokens)+c.Output.mean(c.MaxOutputTokens)) + turnOverheadBytes
-	sessionBytes := 4*(float64(c.SystemPromptTokens)+c.FirstPrompt.mean(c.MaxPromptTokens)) + c.TurnsMean*turnBytes
-	if est := float64(c.Sessions) * sessionBytes; est > MaxSyntheticBytes {
+	if est := c.RunMemoryEstimate(); est > MaxSyntheticBytes {
 		key := "workload.sessions"
-		switch {
-		case 4*float64(c.SystemPromptTokens) > c.TurnsMean*turnBytes:
+		switch system := runTokenBytes * float64(c.SystemPromptTokens); {
+		case system > (est-runFixedBytes)/float64(c.Sessions)-system:
 			key = "workload.system_prompt_tokens"
 		case c.TurnsMean > float64(c.Sessions):
 			key = "workload.turns_mean"
 		}
-		return fmt.Errorf("%s: %d sessions of %v turns (system prompt %d tokens) would take about %.3g GB, more than the %d GB limit",
+		return fmt.Errorf("%s: %d sessions of %v turns (system prompt %d tokens) would take about %.3g GB in a run, more than the %d GB limit",
 			key, c.Sessions, c.TurnsMean, c.SystemPromptTokens, est/1e9, MaxSyntheticBytes>>30)
 	}
 	if span := float64(c.Sessions) / c.SessionRatePerS; span > sim.Horizon.Seconds()/2 {
@@ -105,9 +170,6 @@ func (c SyntheticConfig) checkSize() error {
 	}
 	return nil
 }
-
-// turnOverheadBytes is a turn's memory beside its tokens.
-const turnOverheadBytes = 128
 
 // mean is the lognormal's mean, clamped to maxTokens: sigma from the p90's
 // z-score of 1.2816.
