@@ -21,7 +21,7 @@ func BenchmarkClusterDay(b *testing.B) {
 	}{{64, 28_500}, {64, 285_000}} {
 		b.Run(fmt.Sprintf("nodes=%d/sessions=%d", c.nodes, c.sessions), func(b *testing.B) {
 			sets := append([]string{fmt.Sprintf("system.nodes=%d", c.nodes), fmt.Sprintf("workload.sessions=%d", c.sessions),
-				"workload.session_rate_per_s=3.3", "storage.capacity=unlimited"}, benchNode...)
+				"workload.session_rate_per_s=3.3", "storage.capacity=unlimited", "workload.memory_limit_gib=32"}, benchNode...)
 			for b.Loop() {
 				start := time.Now()
 				s, _ := run(b, sets...)

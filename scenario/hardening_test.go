@@ -52,10 +52,10 @@ func TestScenarioReproducersNameTheCulprit(t *testing.T) {
 			"--set workload.time_scale=1e9: key workload.time_scale: 1e+09 x the last arrival 1022.025s (../workloads/testdata/mooncake_synthetic_trace.jsonl.gz:3993) is past the 2000000s limit"},
 		{"epoch trace", "", []string{"workload.kind=mooncake", "workload.path=" + epoch}, epoch + ":1: field timestamp: 1700000000000 is 1.7e+09 s"},
 		{"sessions node", "", []string{"workload.kind=sessions", "workload.path=" + sessions}, sessions + ":1: field node: 7: the system has 1 node(s) (system.nodes)"},
-		{"system prompt", "", []string{"workload.system_prompt_tokens=10000000000"}, "--set workload.system_prompt_tokens=10000000000: key workload.system_prompt_tokens: 400 sessions of 3.51 turns (system prompt 10000000000 tokens) would take about 9.6e+04 GB in a run, more than the 4 GB limit"},
+		{"system prompt", "", []string{"workload.system_prompt_tokens=10000000000"}, "--set workload.system_prompt_tokens=10000000000: key workload.system_prompt_tokens: 400 sessions of 3.51 turns (system prompt 10000000000 tokens) would take about 9.6e+04 GB in a run, more than the 4 GiB limit (workload.memory_limit_gib, on a machine with room)"},
 		{"sessions", "", []string{"workload.sessions=10000000"}, "--set workload.sessions=10000000: key workload.sessions: 10000000 sessions of 3.51 turns"},
 		{"sessions past 4 GB", "", []string{"workload.sessions=290000", "workload.session_rate_per_s=1"},
-			"--set workload.sessions=290000: key workload.sessions: 290000 sessions of 3.51 turns (system prompt 0 tokens) would take about 23.5 GB in a run, more than the 4 GB limit"},
+			"--set workload.sessions=290000: key workload.sessions: 290000 sessions of 3.51 turns (system prompt 0 tokens) would take about 23.5 GB in a run, more than the 4 GiB limit (workload.memory_limit_gib, on a machine with room)"},
 		{"turns", "", []string{"workload.turns_mean=1e9"}, "--set workload.turns_mean=1e9: key workload.turns_mean: 400 sessions of 1e+09 turns"},
 		{"duplicate top key", "seed: 1\nseed: 2\n", nil, "scenario.yaml:2: key seed: set twice, on lines 1 and 2"},
 		{"duplicate nested key", "cpu:\n  cores: 2\n  hash_gbps: 3\n  cores: 4\n", nil, "scenario.yaml:4: key cpu.cores: set twice, on lines 2 and 4"},
@@ -69,6 +69,7 @@ func TestScenarioReproducersNameTheCulprit(t *testing.T) {
 		{"list value", "seed: [1, 2]\n", nil, "scenario.yaml:1: key seed: want a whole number, not a mapping or a list"},
 		{"tp", "accelerator:\n  tp: 3\n", nil, `scenario.yaml:2: key accelerator.tp: model "llama-3-70b": tp = 3 must divide its 64 heads`},
 		{"custom layers", "model: custom\ncustom_model:\n  layers: 0\n  hidden: 64\n", nil, "scenario.yaml:3: key custom_model.layers: 0 is out of range (allowed: 1 to 16777216)"},
+		{"a negative memory limit", "", []string{"workload.memory_limit_gib=-1"}, "--set workload.memory_limit_gib=-1: key workload.memory_limit_gib: -1 is out of range (allowed: 0 to 1.048576e+06)"},
 		{"kv capacity", "", []string{"accelerator.kv_capacity=1B"}, "--set accelerator.kv_capacity=1B: key accelerator.kv_capacity: 1B is less than one 16-token block of 5242880 B"},
 		{"a reserve leaving less than a block", "", []string{"accelerator.reserve_gb=44.7231"},
 			"--set accelerator.reserve_gb=44.7231: key accelerator.reserve_gb: the device's memory leaves 187008 B for KV, less than one 16-token block of 5242880 B"},
@@ -150,4 +151,13 @@ func FuzzLoad(f *testing.F) {
 		require.NotNil(t, l.resolved)
 		_, _ = Load("", []string{set}) // a --set alone
 	})
+}
+
+// A machine with room raises the synthetic run's memory limit: the day of
+// a cluster (BenchmarkClusterDay) needs about 20 GiB.
+func TestMemoryLimitCanBeRaised(t *testing.T) {
+	_, err := Load("", []string{"workload.sessions=285000", "workload.session_rate_per_s=3.3"})
+	assert.ErrorContains(t, err, "more than the 4 GiB limit")
+	_, err = Load("", []string{"workload.sessions=285000", "workload.session_rate_per_s=3.3", "workload.memory_limit_gib=32"})
+	assert.NoError(t, err)
 }

@@ -593,6 +593,8 @@ func (r *resolver) resolveWorkload(sc *Scenario, out *resolved) {
 	}
 	c := workloads.DefaultSynthetic()
 	c.Sessions, c.SessionRatePerS, c.TurnsMean = w.Sessions, w.SessionRatePerS, w.TurnsMean
+	r.floatIn("workload.memory_limit_gib", w.MemoryLimitGiB, 0, 1<<20)
+	c.MemoryLimitBytes = w.MemoryLimitGiB * (1 << 30)
 	c.SystemPromptTokens, c.InterruptProbability = w.SystemPromptTokens, w.InterruptProbability
 	c.Think = workloads.LengthFit{Median: w.ThinkMedianS, P90: w.ThinkP90S}
 	c.FirstPrompt = workloads.LengthFit{Median: w.FirstPromptMedian, P90: w.FirstPromptP90}

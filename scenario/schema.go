@@ -147,8 +147,11 @@ type TierSpec struct {
 
 // Workload is what arrives.
 type Workload struct {
-	Kind                 string  `yaml:"kind"`
-	Limit                int     `yaml:"limit"`
+	Kind  string `yaml:"kind"`
+	Limit int    `yaml:"limit"`
+	// MemoryLimitGiB bounds a synthetic run's estimated memory; 0 (left
+	// out of the resolved scenario): 4 GiB.
+	MemoryLimitGiB       float64 `yaml:"memory_limit_gib,omitempty"`
 	Sessions             int     `yaml:"sessions"`
 	SessionRatePerS      float64 `yaml:"session_rate_per_s"`
 	TurnsMean            float64 `yaml:"turns_mean"`

@@ -112,11 +112,13 @@ func TestSyntheticSizeIsEstimatedBeforeDrawing(t *testing.T) {
 		edit func(c *SyntheticConfig)
 		want string
 	}{
-		{"system prompt", func(c *SyntheticConfig) { c.SystemPromptTokens = 10_000_000_000 }, "workload.system_prompt_tokens: 400 sessions of 3.51 turns (system prompt 10000000000 tokens) would take about 9.6e+04 GB in a run, more than the 4 GB limit"},
-		{"sessions", func(c *SyntheticConfig) { c.Sessions = 10_000_000 }, "workload.sessions: 10000000 sessions of 3.51 turns (system prompt 0 tokens) would take about 809 GB in a run, more than the 4 GB limit"},
-		{"turns", func(c *SyntheticConfig) { c.TurnsMean = 1e9 }, "workload.turns_mean: 400 sessions of 1e+09 turns (system prompt 0 tokens) would take about 6.48e+06 GB in a run, more than the 4 GB limit"},
-		{"sessions past 4 GB", func(c *SyntheticConfig) { c.Sessions, c.SessionRatePerS = 290_000, 1 }, "workload.sessions: 290000 sessions of 3.51 turns (system prompt 0 tokens) would take about 23.5 GB in a run, more than the 4 GB limit"},
-		{"sessions just past 4 GB", func(c *SyntheticConfig) { c.Sessions, c.SessionRatePerS = 52_696, 1 }, "workload.sessions: 52696 sessions of 3.51 turns (system prompt 0 tokens) would take about 4.3 GB in a run, more than the 4 GB limit"},
+		{"system prompt", func(c *SyntheticConfig) { c.SystemPromptTokens = 10_000_000_000 }, "workload.system_prompt_tokens: 400 sessions of 3.51 turns (system prompt 10000000000 tokens) would take about 9.6e+04 GB in a run, more than the 4 GiB limit (workload.memory_limit_gib, on a machine with room)"},
+		{"sessions", func(c *SyntheticConfig) { c.Sessions = 10_000_000 }, "workload.sessions: 10000000 sessions of 3.51 turns (system prompt 0 tokens) would take about 809 GB in a run, more than the 4 GiB limit (workload.memory_limit_gib, on a machine with room)"},
+		{"turns", func(c *SyntheticConfig) { c.TurnsMean = 1e9 }, "workload.turns_mean: 400 sessions of 1e+09 turns (system prompt 0 tokens) would take about 6.48e+06 GB in a run, more than the 4 GiB limit (workload.memory_limit_gib, on a machine with room)"},
+		{"sessions past 4 GB", func(c *SyntheticConfig) { c.Sessions, c.SessionRatePerS = 290_000, 1 }, "workload.sessions: 290000 sessions of 3.51 turns (system prompt 0 tokens) would take about 23.5 GB in a run, more than the 4 GiB limit (workload.memory_limit_gib, on a machine with room)"},
+		{"sessions just past 4 GB", func(c *SyntheticConfig) { c.Sessions, c.SessionRatePerS = 52_696, 1 }, "workload.sessions: 52696 sessions of 3.51 turns (system prompt 0 tokens) would take about 4.3 GB in a run, more than the 4 GiB limit (workload.memory_limit_gib, on a machine with room)"},
+		{"past a limit raised to 16 GiB", func(c *SyntheticConfig) { c.Sessions, c.SessionRatePerS, c.MemoryLimitBytes = 290_000, 1, 16 << 30 },
+			"workload.sessions: 290000 sessions of 3.51 turns (system prompt 0 tokens) would take about 23.5 GB in a run, more than the 16 GiB limit (workload.memory_limit_gib, on a machine with room)"},
 		{"rate", func(c *SyntheticConfig) { c.SessionRatePerS = 1e-6 }, "workload.session_rate_per_s = 1e-06: 400 sessions arrive over about 4e+08 s, past half the 2000000s limit of a run"},
 	}
 	for _, c := range cases {
@@ -130,6 +132,8 @@ func TestSyntheticSizeIsEstimatedBeforeDrawing(t *testing.T) {
 	c := DefaultSynthetic()
 	c.Sessions, c.SessionRatePerS = 52_695, 1
 	assert.NoError(t, c.Validate(), "the most default sessions within 4 GB")
+	c.Sessions, c.MemoryLimitBytes = 285_000, 32<<30
+	assert.NoError(t, c.Validate(), "a simulated day of a cluster within a limit raised to 32 GiB")
 }
 
 // The run's memory estimate against the resident sets measured (the

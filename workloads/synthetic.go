@@ -31,6 +31,8 @@ type SyntheticConfig struct {
 	// MaxPromptTokens and MaxOutputTokens clamp the draws.
 	MaxPromptTokens, MaxOutputTokens int
 	Vocab                            int
+	// MemoryLimitBytes bounds RunMemoryEstimate; 0: MaxSyntheticBytes.
+	MemoryLimitBytes float64
 }
 
 // DefaultSynthetic is fitted to public statistics: 3.51 turns per
@@ -79,7 +81,9 @@ func (c SyntheticConfig) Validate() error {
 }
 
 // MaxSyntheticBytes bounds the memory a run of a synthetic workload is
-// estimated to take (RunMemoryEstimate, before anything is drawn).
+// estimated to take (RunMemoryEstimate, before anything is drawn), unless
+// MemoryLimitBytes says otherwise (workload.memory_limit_gib, for a
+// machine with room: a simulated day of a cluster takes about 20 GiB).
 const MaxSyntheticBytes = 4 << 30
 
 // What a run of a synthetic workload keeps resident (the most a run's
@@ -153,7 +157,11 @@ func (c SyntheticConfig) RunMemoryEstimate() float64 {
 // would arrive past sim.Horizon or whose run would not fit
 // MaxSyntheticBytes (RunMemoryEstimate).
 func (c SyntheticConfig) checkSize() error {
-	if est := c.RunMemoryEstimate(); est > MaxSyntheticBytes {
+	limit := c.MemoryLimitBytes
+	if limit == 0 {
+		limit = MaxSyntheticBytes
+	}
+	if est := c.RunMemoryEstimate(); est > limit {
 		key := "workload.sessions"
 		switch system := runTokenBytes * float64(c.SystemPromptTokens); {
 		case system > (est-runFixedBytes)/float64(c.Sessions)-system:
@@ -161,8 +169,8 @@ func (c SyntheticConfig) checkSize() error {
 		case c.TurnsMean > float64(c.Sessions):
 			key = "workload.turns_mean"
 		}
-		return fmt.Errorf("%s: %d sessions of %v turns (system prompt %d tokens) would take about %.3g GB in a run, more than the %d GB limit",
-			key, c.Sessions, c.TurnsMean, c.SystemPromptTokens, est/1e9, MaxSyntheticBytes>>30)
+		return fmt.Errorf("%s: %d sessions of %v turns (system prompt %d tokens) would take about %.3g GB in a run, more than the %.3g GiB limit (workload.memory_limit_gib, on a machine with room)",
+			key, c.Sessions, c.TurnsMean, c.SystemPromptTokens, est/1e9, limit/(1<<30))
 	}
 	if span := float64(c.Sessions) / c.SessionRatePerS; span > sim.Horizon.Seconds()/2 {
 		return fmt.Errorf("workload.session_rate_per_s = %v: %d sessions arrive over about %.3g s, past half the %v limit of a run",
