@@ -117,7 +117,7 @@ func TestSyntheticSizeIsEstimatedBeforeDrawing(t *testing.T) {
 		{"turns", func(c *SyntheticConfig) { c.TurnsMean = 1e9 }, "workload.turns_mean: 400 sessions of 1e+09 turns (system prompt 0 tokens) would take about 6.48e+06 GB in a run, more than the 4 GiB limit (workload.memory_limit_gib, on a machine with room)"},
 		{"sessions past 4 GB", func(c *SyntheticConfig) { c.Sessions, c.SessionRatePerS = 290_000, 1 }, "workload.sessions: 290000 sessions of 3.51 turns (system prompt 0 tokens) would take about 23.5 GB in a run, more than the 4 GiB limit (workload.memory_limit_gib, on a machine with room)"},
 		{"sessions just past 4 GB", func(c *SyntheticConfig) { c.Sessions, c.SessionRatePerS = 52_696, 1 }, "workload.sessions: 52696 sessions of 3.51 turns (system prompt 0 tokens) would take about 4.3 GB in a run, more than the 4 GiB limit (workload.memory_limit_gib, on a machine with room)"},
-		{"past a limit raised to 16 GiB", func(c *SyntheticConfig) { c.Sessions, c.SessionRatePerS, c.MemoryLimitBytes = 290_000, 1, 16 << 30 },
+		{"past a limit raised to 16 GiB", func(c *SyntheticConfig) { c.Sessions, c.SessionRatePerS, c.MemoryLimitBytes = 290_000, 1, 16<<30 },
 			"workload.sessions: 290000 sessions of 3.51 turns (system prompt 0 tokens) would take about 23.5 GB in a run, more than the 16 GiB limit (workload.memory_limit_gib, on a machine with room)"},
 		{"rate", func(c *SyntheticConfig) { c.SessionRatePerS = 1e-6 }, "workload.session_rate_per_s = 1e-06: 400 sessions arrive over about 4e+08 s, past half the 2000000s limit of a run"},
 	}
