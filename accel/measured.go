@@ -101,7 +101,7 @@ func ReadProfile(path string) (*Profile, error) {
 	return parseProfile(path, data)
 }
 
-// maxProfileBytes bounds a profile file: the shared H100 profile is 30 KB.
+// maxProfileBytes bounds a profile file: the shared H100 profile is 7 KB.
 const maxProfileBytes = 16 << 20
 
 // profileCounts bounds each count a profile's row may give: whole numbers,

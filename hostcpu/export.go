@@ -131,10 +131,10 @@ func (s *System) exportStep(id int) {
 		if s.cfg.Mech.Save == SaveAsync {
 			sess.buffered = true // the next turn need not wait
 			// a CPU-run store's writes (the FPGA's result comes at its end)
-			sess.saving = s.exports.At(id).result.Export.Writes
+			sess.saving = t.result.Export.Writes
 			s.unpark(sess)
 		}
-		if s.exports.At(id).pending == 0 {
+		if t.pending == 0 { // t stays put: a slot table's values never move
 			s.exported(id)
 		}
 	case t.phase == 3 && t.pending > 1:

@@ -69,7 +69,8 @@ func TestScenarioReproducersNameTheCulprit(t *testing.T) {
 		{"list value", "seed: [1, 2]\n", nil, "scenario.yaml:1: key seed: want a whole number, not a mapping or a list"},
 		{"tp", "accelerator:\n  tp: 3\n", nil, `scenario.yaml:2: key accelerator.tp: model "llama-3-70b": tp = 3 must divide its 64 heads`},
 		{"custom layers", "model: custom\ncustom_model:\n  layers: 0\n  hidden: 64\n", nil, "scenario.yaml:3: key custom_model.layers: 0 is out of range (allowed: 1 to 16777216)"},
-		{"a negative memory limit", "", []string{"workload.memory_limit_gib=-1"}, "--set workload.memory_limit_gib=-1: key workload.memory_limit_gib: -1 is out of range (allowed: 0 to 1.048576e+06)"},
+		{"a negative memory limit", "", []string{"workload.memory_limit_gib=-1"}, "--set workload.memory_limit_gib=-1: key workload.memory_limit_gib: -1 is out of range (allowed: 1 to 1.048576e+06)"},
+		{"a memory limit below a run's own", "", []string{"workload.memory_limit_gib=0.01"}, "--set workload.memory_limit_gib=0.01: key workload.memory_limit_gib: 0.01 is out of range (allowed: 1 to 1.048576e+06)"},
 		{"kv capacity", "", []string{"accelerator.kv_capacity=1B"}, "--set accelerator.kv_capacity=1B: key accelerator.kv_capacity: 1B is less than one 16-token block of 5242880 B"},
 		{"a reserve leaving less than a block", "", []string{"accelerator.reserve_gb=44.7231"},
 			"--set accelerator.reserve_gb=44.7231: key accelerator.reserve_gb: the device's memory leaves 187008 B for KV, less than one 16-token block of 5242880 B"},
@@ -154,7 +155,7 @@ func FuzzLoad(f *testing.F) {
 }
 
 // A machine with room raises the synthetic run's memory limit: the day of
-// a cluster (BenchmarkClusterDay) needs about 20 GiB.
+// a cluster (BenchmarkClusterDay) is estimated at 23 GB.
 func TestMemoryLimitCanBeRaised(t *testing.T) {
 	_, err := Load("", []string{"workload.sessions=285000", "workload.session_rate_per_s=3.3"})
 	assert.ErrorContains(t, err, "more than the 4 GiB limit")

@@ -51,7 +51,8 @@ func benchRunMemory(b *testing.B, design string, sessions int) {
 		runtime.ReadMemStats(&m1)
 		runtime.KeepAlive(res)
 		runtime.KeepAlive(rows)
-		live = float64(m1.HeapAlloc-m0.HeapAlloc) / float64(sessions)
+		runtime.KeepAlive(&csv)
+		live = float64(int64(m1.HeapAlloc)-int64(m0.HeapAlloc)) / float64(sessions)
 		est = l.resolved.synthetic.RunMemoryEstimate() / float64(sessions)
 	}
 	b.ReportMetric(live, "live-B/session")

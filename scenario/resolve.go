@@ -533,9 +533,11 @@ func (r *resolver) hostMemoryStages(text string, m hostcpu.Mechanisms, out *reso
 	if m.ChunkBytes > host {
 		r.fail(r.culprit("store.chunk", "cpu.host_memory"), "%s is more than cpu.host_memory's %d B, where a transfer stages its chunks", text, host)
 	}
-	if largest, what := out.largestObject(); m.ChunkBytes == 0 && largest > host {
+	// a session's whole KV leaves the accelerator in one transfer, blocks or not
+	if largest := out.host.ContextTokens * out.host.KVBytesPerToken; m.ChunkBytes == 0 && largest > host {
 		r.fail(r.culprit("store.chunk", "cpu.host_memory", "accelerator.max_model_len"),
-			"0 moves whole objects through host memory, and %s x %d B per token = %d B) is more than cpu.host_memory's %d B: stream them in chunks", what, out.host.KVBytesPerToken, largest, host)
+			"0 moves a session's whole KV through host memory, and %s's %d-token window x %d B per token = %d B is more than cpu.host_memory's %d B: stream it in chunks",
+			out.node.Model.Name, out.host.ContextTokens, out.host.KVBytesPerToken, largest, host)
 	}
 }
 
@@ -593,8 +595,10 @@ func (r *resolver) resolveWorkload(sc *Scenario, out *resolved) {
 	}
 	c := workloads.DefaultSynthetic()
 	c.Sessions, c.SessionRatePerS, c.TurnsMean = w.Sessions, w.SessionRatePerS, w.TurnsMean
-	r.floatIn("workload.memory_limit_gib", w.MemoryLimitGiB, 0, 1<<20)
-	c.MemoryLimitBytes = w.MemoryLimitGiB * (1 << 30)
+	if w.MemoryLimitGiB != 0 { // 0: the default
+		r.floatIn("workload.memory_limit_gib", w.MemoryLimitGiB, 1, 1<<20)
+	}
+	c.MemoryLimitBytes = int64(w.MemoryLimitGiB * (1 << 30))
 	c.SystemPromptTokens, c.InterruptProbability = w.SystemPromptTokens, w.InterruptProbability
 	c.Think = workloads.LengthFit{Median: w.ThinkMedianS, P90: w.ThinkP90S}
 	c.FirstPrompt = workloads.LengthFit{Median: w.FirstPromptMedian, P90: w.FirstPromptP90}

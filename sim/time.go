@@ -38,7 +38,7 @@ const Horizon Time = 2_000_000 * Second
 func SumTime(ts ...Time) Time {
 	var s Time
 	for _, t := range ts {
-		if t > MaxTime-s {
+		if t > 0 && s > MaxTime-t {
 			return MaxTime
 		}
 		s += t

@@ -32,7 +32,7 @@ type SyntheticConfig struct {
 	MaxPromptTokens, MaxOutputTokens int
 	Vocab                            int
 	// MemoryLimitBytes bounds RunMemoryEstimate; 0: MaxSyntheticBytes.
-	MemoryLimitBytes float64
+	MemoryLimitBytes int64
 }
 
 // DefaultSynthetic is fitted to public statistics: 3.51 turns per
@@ -83,7 +83,8 @@ func (c SyntheticConfig) Validate() error {
 // MaxSyntheticBytes bounds the memory a run of a synthetic workload is
 // estimated to take (RunMemoryEstimate, before anything is drawn), unless
 // MemoryLimitBytes says otherwise (workload.memory_limit_gib, for a
-// machine with room: a simulated day of a cluster takes about 20 GiB).
+// machine with room: a simulated day of a cluster held 17.6 GiB of heap,
+// and is estimated at 23 GB).
 const MaxSyntheticBytes = 4 << 30
 
 // What a run of a synthetic workload keeps resident (the most a run's
@@ -157,7 +158,7 @@ func (c SyntheticConfig) RunMemoryEstimate() float64 {
 // would arrive past sim.Horizon or whose run would not fit
 // MaxSyntheticBytes (RunMemoryEstimate).
 func (c SyntheticConfig) checkSize() error {
-	limit := c.MemoryLimitBytes
+	limit := float64(c.MemoryLimitBytes)
 	if limit == 0 {
 		limit = MaxSyntheticBytes
 	}

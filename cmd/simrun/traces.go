@@ -49,19 +49,28 @@ func (o *traceOptions) parse() error {
 func (o *traceOptions) apart(out string, files []string) error {
 	taken := map[string]string{}
 	for _, f := range files {
-		taken[filepath.Clean(filepath.Join(out, f))] = "the run's " + f
+		taken[absPath(filepath.Join(out, f))] = "the run's " + f
 	}
 	for _, t := range []struct{ flag, path string }{{"--trace", o.chrome}, {"--vcd", o.vcd}} {
 		if t.path == "" {
 			continue
 		}
-		p := filepath.Clean(t.path)
+		p := absPath(t.path)
 		if other, ok := taken[p]; ok {
 			return fmt.Errorf("%s %s: %s is that file too", t.flag, t.path, other)
 		}
 		taken[p] = t.flag
 	}
 	return nil
+}
+
+// absPath is path made absolute, so that one file named two ways is one
+// (as it is if the working folder cannot be read).
+func absPath(path string) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		return abs
+	}
+	return filepath.Clean(path)
 }
 
 // keeps reports whether a span is in the window and passes the filter.
