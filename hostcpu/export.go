@@ -126,15 +126,14 @@ func (s *System) exportStep(id int) {
 		// host memory; the bytes not yet in their tier come from the
 		// buffer (cpuStore.Import). Let go before the save, the turn
 		// found the previous version and recomputed its whole history.
-		sess := t.sess
-		t.pending = s.store.Save(id)
+		t.pending = s.store.Save(id) // t stays put: a slot table's values never move
 		if s.cfg.Mech.Save == SaveAsync {
-			sess.buffered = true // the next turn need not wait
+			t.sess.buffered = true // the next turn need not wait
 			// a CPU-run store's writes (the FPGA's result comes at its end)
-			sess.saving = t.result.Export.Writes
-			s.unpark(sess)
+			t.sess.saving = t.result.Export.Writes
+			s.unpark(t.sess)
 		}
-		if t.pending == 0 { // t stays put: a slot table's values never move
+		if t.pending == 0 {
 			s.exported(id)
 		}
 	case t.phase == 3 && t.pending > 1:

@@ -2,12 +2,12 @@ package main
 
 import (
 	"fmt"
-	"github.com/kvcosim/kvcosim/fpga"
-	"github.com/kvcosim/kvcosim/hostcpu"
-	"github.com/kvcosim/kvcosim/kvstore"
 	"path/filepath"
 	"strings"
 
+	"github.com/kvcosim/kvcosim/fpga"
+	"github.com/kvcosim/kvcosim/hostcpu"
+	"github.com/kvcosim/kvcosim/kvstore"
 	"github.com/kvcosim/kvcosim/reports"
 	"github.com/kvcosim/kvcosim/scenario"
 	"github.com/kvcosim/kvcosim/sim"
