@@ -146,6 +146,15 @@ type Engine struct {
 	// exchangeCursor places imported and exported data in the exchange
 	// memory as a ring.
 	exchangeCursor int64
+	// wires are the ports operations book ahead in closed form, wireOf
+	// each port's (-1: none); walks are the closed-form operations' records
+	// (walk.go)
+	wires     []wire
+	wireOf    [portCount]int8
+	walks     []*walkRun
+	freeWalks []int32
+	splits    int64 // walks split by another request (for the agreement test)
+	onWires   int   // operations' phases on wires event by event
 
 	queries, exports sim.Counter
 }
@@ -170,7 +179,9 @@ func NewSharedEngine(eng *sim.Engine, cfg Config, ports Ports, placementBytes in
 	if err != nil {
 		return nil, err
 	}
-	return &Engine{eng: eng, cfg: cfg, clock: clock, dir: dir, ports: ports}, nil
+	e := &Engine{eng: eng, cfg: cfg, clock: clock, dir: dir, ports: ports}
+	e.wires, e.wireOf = ports.wires()
+	return e, nil
 }
 
 // Directory returns the functional state, for inspection.

@@ -54,6 +54,9 @@ type Config struct {
 	// MaxLinks sizes the link table; 0 means one link per region (the most
 	// a store can hold). An unlimited store needs a bound here.
 	MaxLinks int64
+	// EventByEvent turns off the closed form of operations whose ports are
+	// links and flat memories (walk.go), to check it against the events.
+	EventByEvent bool
 }
 
 // DefaultConfig is an Alveo U55C-class FPGA with the patent's defaults.

@@ -35,9 +35,10 @@ const (
 type subOp struct {
 	task  int32
 	kind  subKind
-	phase uint8
 	write bool
-	count int // subTable: accesses left
+	wired bool // its phase under way is on a wire on the event path (walk.go)
+	phase uint32
+	count int // subTable: accesses; subDelay: cycles
 	addr  int64
 	bytes int64
 }
@@ -45,9 +46,14 @@ type subOp struct {
 // pcieRequestBytes is a memory-read request TLP on the wire.
 const pcieRequestBytes = 24
 
-// opDeliver marks the event that hands a finished task's result to its
-// requester; the sub-operations' events have op 0.
-const opDeliver = 1
+// The engine's events: a phase's completion (op 0), a finished task's
+// result on its way to the requester, the end of a closed-form operation
+// (walk.go).
+const (
+	opPhaseDone = iota
+	opDeliver
+	opWalkEnd
+)
 
 // start issues an operation for a task's current stage.
 func (e *Engine) start(slot int32, op subOp) {
@@ -59,118 +65,195 @@ func (e *Engine) start(slot int32, op subOp) {
 
 // Handle advances the operation whose completion the event reports.
 func (e *Engine) Handle(ev sim.Event) {
-	if ev.Op == opDeliver {
+	switch ev.Op {
+	case opDeliver:
 		e.deliver(int(ev.Arg))
-		return
+	case opWalkEnd:
+		e.walkEnd(ev.Arg)
+	default:
+		op := e.subs.At(int(ev.Arg))
+		e.unwire(op)
+		op.phase++
+		e.step(ev.Arg)
 	}
-	e.subs.At(int(ev.Arg)).phase++
-	e.step(ev.Arg)
 }
 
-// step issues the current phase of an operation, or completes it.
+// step issues the current phase of an operation, or completes it; an
+// operation whose phases left all find the ports they use booked ahead
+// runs them in closed form (walk.go).
 func (e *Engine) step(id int64) {
 	op := e.subs.At(int(id))
-	next := sim.Event{Handler: e, Arg: id}
+	if e.walk(id, op) {
+		return
+	}
+	ph := e.phaseOf(op)
+	if ph.port == portNone {
+		e.complete(id)
+		return
+	}
+	e.wire(op, ph)
+	e.issue(ph, sim.Event{Handler: e, Op: opPhaseDone, Arg: id})
+}
+
+// port is what a phase uses: one of the Ports, or the FPGA's clock (a
+// delay); portNone ends the operation.
+type port uint8
+
+const (
+	portNone port = iota
+	portToHost
+	portFromHost
+	portHostMemory
+	portTables
+	portExchange
+	portExchangeLink
+	portForward
+	portStorage
+	portClock
+	portCount
+)
+
+// phase is one access or transfer of an operation: bytes (cycles for the
+// clock) through a port.
+type phase struct {
+	port  port
+	write bool
+	addr  int64
+	bytes int64
+}
+
+// phaseOf returns an operation's current phase; one its ports skip moves
+// the operation on to the next (an import without an exchange link).
+func (e *Engine) phaseOf(op *subOp) phase {
 	p := &e.ports
 	switch op.kind {
 	case subHostRead:
 		switch op.phase {
 		case 0:
-			p.ToHost.Transfer(pcieRequestBytes, next)
+			return phase{port: portToHost, bytes: pcieRequestBytes}
 		case 1:
-			p.HostMemory.Access(memory.Request{Addr: op.addr, Bytes: op.bytes, Done: next})
+			return phase{port: portHostMemory, addr: op.addr, bytes: op.bytes}
 		case 2:
-			p.FromHost.Transfer(op.bytes, next)
-		default:
-			e.complete(id)
+			return phase{port: portFromHost, bytes: op.bytes}
 		}
 	case subHostWrite:
 		switch op.phase {
 		case 0:
-			p.ToHost.Transfer(op.bytes, next)
+			return phase{port: portToHost, bytes: op.bytes}
 		case 1:
-			p.HostMemory.Access(memory.Request{Addr: op.addr, Bytes: op.bytes, Write: true, Done: next})
-		default:
-			e.complete(id)
+			return phase{port: portHostMemory, addr: op.addr, bytes: op.bytes, write: true}
 		}
 	case subTable:
-		e.stepTable(id, op, next)
+		return e.tablePhase(op)
 	case subImport:
 		switch {
 		case op.phase == 0:
-			p.Storage.Access(memory.Request{Addr: op.addr, Bytes: op.bytes, Done: next})
+			return phase{port: portStorage, addr: op.addr, bytes: op.bytes}
 		case op.phase == 1 && p.ExchangeLink != nil:
-			p.ExchangeLink.Transfer(op.bytes, next)
+			return phase{port: portExchangeLink, bytes: op.bytes}
 		case op.phase <= 2:
 			op.phase = 2
-			p.Exchange.Access(memory.Request{Addr: e.exchangeAddr(op.bytes), Bytes: op.bytes, Write: true, Done: next})
+			return phase{port: portExchange, bytes: op.bytes, write: true}
 		case op.phase == 3 && p.Forward != nil:
-			p.Forward.Transfer(op.bytes, next)
-		default:
-			e.complete(id)
+			return phase{port: portForward, bytes: op.bytes}
 		}
 	case subExchangeRead:
 		switch {
 		case op.phase == 0:
-			p.Exchange.Access(memory.Request{Addr: e.exchangeAddr(op.bytes), Bytes: op.bytes, Done: next})
+			return phase{port: portExchange, bytes: op.bytes}
 		case op.phase == 1 && p.ExchangeLink != nil:
-			p.ExchangeLink.Transfer(op.bytes, next)
-		default:
-			e.complete(id)
+			return phase{port: portExchangeLink, bytes: op.bytes}
 		}
 	case subStorageWrite:
 		if op.phase == 0 {
-			p.Storage.Access(memory.Request{Addr: op.addr, Bytes: op.bytes, Write: true, Done: next})
-		} else {
-			e.complete(id)
+			return phase{port: portStorage, addr: op.addr, bytes: op.bytes, write: true}
 		}
 	case subSignal:
 		if op.phase == 0 {
-			p.ToHost.Transfer(e.cfg.SignalBytes, next)
-		} else {
-			e.complete(id)
+			return phase{port: portToHost, bytes: e.cfg.SignalBytes}
 		}
 	case subDelay:
 		if op.phase == 0 {
-			e.eng.Schedule(e.clock.After(e.eng.Now(), sim.Cycles(op.count)), next)
-		} else {
-			e.complete(id)
+			return phase{port: portClock, bytes: int64(op.count)}
 		}
 	}
+	return phase{}
 }
 
-// stepTable runs one table access per round, in the tables' placement:
-// host memory across PCIe (a read waits for the data; a posted write for
-// the host-memory write), the card's HBM, or on-chip URAM.
-func (e *Engine) stepTable(id int64, op *subOp, next sim.Event) {
-	if op.count == 0 {
-		e.complete(id)
-		return
+// tablePhase is a phase of count table accesses one after another, in the
+// tables' placement: host memory across PCIe (a read waits for the data
+// after its request; a posted write for the host-memory write), the card's
+// HBM, or on-chip URAM.
+func (e *Engine) tablePhase(op *subOp) phase {
+	perAccess := uint32(1)
+	if e.cfg.Placement == PlaceHost {
+		perAccess = 3
+		if op.write {
+			perAccess = 2
+		}
 	}
-	p := &e.ports
+	if op.phase/perAccess >= uint32(op.count) {
+		return phase{}
+	}
 	switch {
 	case e.cfg.Placement == PlaceHost && op.write:
 		if op.phase%2 == 0 {
-			p.ToHost.Transfer(op.bytes, next)
-			return
+			return phase{port: portToHost, bytes: op.bytes}
 		}
-		p.HostMemory.Access(memory.Request{Addr: op.addr, Bytes: op.bytes, Write: true, Done: next})
+		return phase{port: portHostMemory, addr: op.addr, bytes: op.bytes, write: true}
 	case e.cfg.Placement == PlaceHost:
 		switch op.phase % 3 {
 		case 0:
-			p.ToHost.Transfer(pcieRequestBytes, next)
-			return
+			return phase{port: portToHost, bytes: pcieRequestBytes}
 		case 1:
-			p.HostMemory.Access(memory.Request{Addr: op.addr, Bytes: op.bytes, Done: next})
-			return
+			return phase{port: portHostMemory, addr: op.addr, bytes: op.bytes}
 		}
-		p.FromHost.Transfer(op.bytes, next)
+		return phase{port: portFromHost, bytes: op.bytes}
 	case e.cfg.Placement == PlaceHBM:
-		p.Tables.Access(memory.Request{Addr: op.addr, Bytes: op.bytes, Write: op.write, Done: next})
-	default:
-		e.eng.Schedule(e.clock.After(e.eng.Now(), e.cfg.URAMCycles), next)
+		return phase{port: portTables, addr: op.addr, bytes: op.bytes, write: op.write}
 	}
-	op.count-- // this was the access's last phase
+	return phase{port: portClock, bytes: int64(e.cfg.URAMCycles)}
+}
+
+// issue starts a phase now; next is raised when it is done.
+func (e *Engine) issue(ph phase, next sim.Event) {
+	p := &e.ports
+	switch ph.port {
+	case portToHost:
+		p.ToHost.Transfer(ph.bytes, next)
+	case portFromHost:
+		p.FromHost.Transfer(ph.bytes, next)
+	case portExchangeLink:
+		p.ExchangeLink.Transfer(ph.bytes, next)
+	case portForward:
+		p.Forward.Transfer(ph.bytes, next)
+	case portClock:
+		e.eng.Schedule(e.clock.After(e.eng.Now(), sim.Cycles(ph.bytes)), next)
+	default:
+		e.memory(ph.port).Access(e.request(ph, next))
+	}
+}
+
+// memory returns the memory behind a port.
+func (e *Engine) memory(pt port) Memory {
+	switch pt {
+	case portHostMemory:
+		return e.ports.HostMemory
+	case portTables:
+		return e.ports.Tables
+	case portExchange:
+		return e.ports.Exchange
+	}
+	return e.ports.Storage
+}
+
+// request is a memory phase's request; the exchange memory places it in
+// its ring.
+func (e *Engine) request(ph phase, done sim.Event) memory.Request {
+	if ph.port == portExchange {
+		ph.addr = e.exchangeAddr(ph.bytes)
+	}
+	return memory.Request{Addr: ph.addr, Bytes: ph.bytes, Write: ph.write, Done: done}
 }
 
 // complete ends an operation; the stage ends with its last one.

@@ -27,12 +27,48 @@ func NewFlatMemory(eng *sim.Engine, name string, bandwidth sim.Bandwidth, latenc
 
 // Access serves a request at the memory's rate.
 func (m *FlatMemory) Access(r Request) {
+	m.count(r)
+	m.link.Transfer(r.Bytes, r.Done)
+}
+
+// count adds a request to the totals, once any holder of the memory has
+// yielded (its bookings ahead are taken back from the totals too).
+func (m *FlatMemory) count(r Request) {
+	m.link.Free()
 	if r.Write {
 		m.bytesWritten.Add(r.Bytes)
 	} else {
 		m.bytesRead.Add(r.Bytes)
 	}
-	m.link.Transfer(r.Bytes, r.Done)
+}
+
+// AccessFrom is Access as if asked for at time at (sim.Link.TransferFrom):
+// a holder books its chain ahead through it. It returns the arrival.
+func (m *FlatMemory) AccessFrom(at sim.Time, r Request) sim.Time {
+	m.count(r)
+	return m.link.TransferFrom(at, r.Bytes, r.Done)
+}
+
+// Link is the memory's one channel, which a holder holds and frees.
+func (m *FlatMemory) Link() *sim.Link { return m.link }
+
+// FlatMark is a flat memory's state, to go back to with Rewind.
+type FlatMark struct {
+	link          sim.LinkMark
+	read, written int64
+}
+
+// Mark returns the memory's state now.
+func (m *FlatMemory) Mark() FlatMark {
+	return FlatMark{link: m.link.Mark(), read: m.bytesRead.Value(), written: m.bytesWritten.Value()}
+}
+
+// Rewind puts the memory back to state k, taking back the accesses booked
+// ahead since.
+func (m *FlatMemory) Rewind(k FlatMark) {
+	m.link.Rewind(k.link)
+	m.bytesRead.Add(k.read - m.bytesRead.Value())
+	m.bytesWritten.Add(k.written - m.bytesWritten.Value())
 }
 
 // Stats returns the memory's totals.
@@ -40,7 +76,8 @@ func (m *FlatMemory) Stats() sim.LinkStats { return m.link.Stats() }
 
 // Traffic returns the bytes read and written.
 func (m *FlatMemory) Traffic() Traffic {
-	return Traffic{BytesRead: m.bytesRead.Value(), BytesWritten: m.bytesWritten.Value(), ReadBusy: m.link.Stats().Busy}
+	busy := m.link.Stats().Busy // first: any holder yields
+	return Traffic{BytesRead: m.bytesRead.Value(), BytesWritten: m.bytesWritten.Value(), ReadBusy: busy}
 }
 
 // FlatFromDRAM measures a DRAM preset once (its idle burst read and a

@@ -125,6 +125,8 @@ type Link struct {
 	// (a DMA chunk, an NVMe command's MDTS).
 	lastBytes int64
 	lastWire  Time
+	// holder has booked transfers ahead on the link (hold.go)
+	holder Holder
 }
 
 // NewLink validates cfg and returns a link.
@@ -147,12 +149,15 @@ func (l *Link) Transfer(bytes int64, done Event) Time {
 	return l.TransferFrom(l.eng.Now(), bytes, done)
 }
 
-// TransferFrom is Transfer as if asked for at time at, no later than now:
-// a component that worked out its own traffic in closed form replays its
+// TransferFrom is Transfer as if asked for at time at. Earlier than now: a
+// component that worked out its own traffic in closed form replays its
 // transfers through it in the order it asked for them, so that the wire's
-// state and totals are what Transfer would have left. A transfer that has
-// arrived by now takes an empty done.
+// state and totals are what Transfer would have left (a transfer that has
+// arrived by now takes an empty done). Later than now: a holder books its
+// chain of transfers ahead (hold.go). Either way it first makes any holder
+// of the link yield.
 func (l *Link) TransferFrom(at Time, bytes int64, done Event) Time {
+	l.Free()
 	start := max(at, l.freeAt)
 	if bytes != l.lastBytes || l.transfers == 0 {
 		l.lastBytes, l.lastWire = bytes, l.cfg.WireTime(bytes)
@@ -177,6 +182,7 @@ func (l *Link) TransferFrom(at Time, bytes int64, done Event) Time {
 // by one: their number, bytes and serialisation time, and when the wire
 // finishes the last of them (no earlier than it is free now).
 func (l *Link) Account(transfers, bytes int64, busy, freeAt Time) {
+	l.Free()
 	if freeAt < l.freeAt {
 		panic(fmt.Sprintf("sim: link %s at %v: transfers accounted to end at %v, before the wire is free at %v", l.name, l.eng.Now(), freeAt, l.freeAt))
 	}
@@ -187,7 +193,10 @@ func (l *Link) Account(transfers, bytes int64, busy, freeAt Time) {
 }
 
 // FreeAt returns when the wire finishes its last accepted transfer.
-func (l *Link) FreeAt() Time { return l.freeAt }
+func (l *Link) FreeAt() Time {
+	l.Free()
+	return l.freeAt
+}
 
 // LinkStats are a link's totals.
 type LinkStats struct {
@@ -198,5 +207,6 @@ type LinkStats struct {
 
 // Stats returns the totals so far.
 func (l *Link) Stats() LinkStats {
+	l.Free()
 	return LinkStats{Transfers: l.transfers, Bytes: l.bytes, Busy: l.busy}
 }

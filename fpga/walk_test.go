@@ -1,0 +1,217 @@
+package fpga
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kvcosim/kvcosim/kvstore"
+	"github.com/kvcosim/kvcosim/memory"
+	"github.com/kvcosim/kvcosim/sim"
+)
+
+// walkCase is a card whose host memory and HBM are flat (as in the
+// scenario's runs), so that its operations may run in closed form.
+type walkCase struct {
+	name      string
+	placement Placement
+	scheme    kvstore.Scheme
+	peer      bool // the exchange memory is reached over a peer link
+}
+
+// walkOutcome is everything a run leaves that the closed form could move.
+type walkOutcome struct {
+	Results              map[int64]Result
+	End                  sim.Time
+	ToHost, FromHost     sim.LinkStats
+	Host, Exchange       memory.Traffic
+	Peer                 sim.LinkStats
+	Drive                memory.SSDStats
+	Directory            kvstore.DirectoryStats
+	RivalArrivals        []sim.Time
+	Splits, Events, Ends int64
+}
+
+// rival asks the card's PCIe link and host memory for transfers of its
+// own at random times, as the host's other traffic would: each splits
+// the walks holding them.
+type rival struct {
+	eng      *sim.Engine
+	ports    *Ports
+	arrivals []sim.Time
+}
+
+func (r *rival) Handle(ev sim.Event) {
+	switch ev.Op {
+	case 0:
+		r.arrivals = append(r.arrivals, r.ports.ToHost.Transfer(ev.Arg, sim.Event{}))
+	case 1:
+		r.arrivals = append(r.arrivals, r.ports.FromHost.Transfer(ev.Arg, sim.Event{}))
+	case 2:
+		r.ports.HostMemory.Access(memory.Request{Addr: 4096, Bytes: ev.Arg, Done: sim.Event{Handler: r, Op: 3}})
+	case 3:
+		r.arrivals = append(r.arrivals, r.eng.Now())
+	}
+}
+
+// runWalkCase runs sessions that export growing prompts and query them
+// back, tasks overlapping, with the rival's traffic between, and returns
+// what they leave.
+func runWalkCase(t *testing.T, c walkCase, seed uint64, eventByEvent bool) walkOutcome {
+	eng := sim.NewEngine(0)
+	host, err := memory.FlatFromDRAM(eng, "host", memory.HostMemoryConfig())
+	require.NoError(t, err)
+	hbm, err := memory.NewFlatMemory(eng, "hbm", memory.HBM2U55CStreamBandwidth, memory.HBM2U55CIdleLatency)
+	require.NoError(t, err)
+	pcie, err := memory.NewPCIe(eng, memory.AlveoU55CXDMA())
+	require.NoError(t, err)
+	drive, err := memory.NewSSD(eng, memory.KioxiaCM6())
+	require.NoError(t, err)
+	ports := Ports{HostMemory: host, ToHost: pcie.CardToHost, FromHost: pcie.HostToCard, Exchange: hbm, Tables: hbm,
+		Storage: drive, HostBytes: memory.HostMemoryConfig().CapacityBytes(), ExchangeBytes: 16 << 30, TablesBytes: 16 << 30}
+	var peer *sim.Link
+	if c.peer {
+		peer, err = sim.NewLink(eng, "p2p", sim.LinkConfig{Bandwidth: 25 * sim.GBps, Latency: 600 * sim.Nanosecond})
+		require.NoError(t, err)
+		ports.ExchangeLink = peer
+	}
+	dir := goldenDirectory(c.scheme, kvstore.ExportDelta)
+	// short blocks in few buckets make long chains; 8 KiB a token keeps the
+	// drive's share of the run small
+	dir.BlockTokens, dir.BucketsLog2, dir.StorageBytes = 16, 3, 1<<36
+	dir.Shape = kvstore.KVShape{Layers: 4, KWidth: 512, VWidth: 512, ElemBytes: 2}
+	cfg := DefaultConfig(dir)
+	cfg.Placement, cfg.EventByEvent, cfg.QueryTasks, cfg.ExportTasks = c.placement, eventByEvent, 2, 2
+	placement := ports.HostBytes
+	if c.placement == PlaceHBM {
+		placement = ports.TablesBytes
+	}
+	if c.placement == PlaceURAM {
+		cfg.Directory.StorageBytes = 1 << 34
+	}
+	f, err := NewEngine(eng, cfg, ports, placement)
+	require.NoError(t, err)
+
+	rng := rand.New(rand.NewPCG(seed, 7))
+	got := collect{}
+	riv := &rival{eng: eng, ports: &ports}
+	tokens := map[int64][]uint32{}
+	held := map[int64]int{}
+	prev := map[int64]*kvstore.Key{}
+	for i := range int64(300) {
+		eng.RunUntil(eng.Now() + sim.Time(rng.Int64N(int64(40*sim.Microsecond))))
+		session := rng.Int64N(12)
+		switch rng.IntN(4) {
+		case 0: // the rival's traffic
+			eng.Schedule(eng.Now()+sim.Time(rng.Int64N(int64(sim.Microsecond))), sim.Event{Handler: riv, Op: int32(rng.IntN(3)), Arg: 64 + rng.Int64N(8192)})
+		case 1: // a query of the session's prompt
+			q := QueryRequest{Session: session, TokenBytes: int64(len(tokens[session]) * 4), Reply: Reply{To: got, Arg: i}}
+			if c.scheme == kvstore.SchemeBlock {
+				q.Blocks = kvstore.BlockKeys(uint64(session), tokens[session], int(dir.BlockTokens))
+			} else {
+				q.Key = kvstore.PatentKey(uint64(session), tokens[session])
+			}
+			f.Query(q)
+		default: // an export of the prompt grown by a turn
+			for range 1 + rng.IntN(48) {
+				tokens[session] = append(tokens[session], rng.Uint32())
+			}
+			x := ExportRequest{Session: session, TokenBytes: int64(len(tokens[session]) * 4), Reply: Reply{To: got, Arg: i}}
+			if c.scheme == kvstore.SchemeBlock {
+				x.Blocks, x.HeldBlocks = kvstore.BlockKeys(uint64(session), tokens[session], int(dir.BlockTokens)), held[session]
+				held[session] = len(x.Blocks)
+			} else {
+				key := kvstore.PatentKey(uint64(session), tokens[session])
+				x.Key, x.Prev = key, prev[session]
+				prev[session] = &key
+			}
+			f.Export(x)
+		}
+	}
+	eng.Run()
+	require.NoError(t, f.Failure())
+	require.NoError(t, f.Check())
+	out := walkOutcome{Results: got, End: eng.Now(), ToHost: ports.ToHost.Stats(), FromHost: ports.FromHost.Stats(),
+		Host: host.Traffic(), Exchange: hbm.Traffic(), Drive: drive.Stats(), Directory: f.Directory().Stats(),
+		RivalArrivals: riv.arrivals, Splits: f.splits, Events: int64(eng.Handled())}
+	if peer != nil {
+		out.Peer = peer.Stats()
+	}
+	return out
+}
+
+// TestWalkMatchesEventByEvent runs the same overlapping queries, exports
+// and rival traffic with operations in closed form and event by event: every
+// task's stages, every port's totals, the rival's transfers and the
+// directory must be the same; only the events differ, and the rival must
+// have split walks.
+func TestWalkMatchesEventByEvent(t *testing.T) {
+	cases := []walkCase{
+		{"tables in host memory, block scheme", PlaceHost, kvstore.SchemeBlock, false},
+		{"tables in host memory, patent scheme, peer link", PlaceHost, kvstore.SchemePatent, true},
+		{"tables in HBM, the exchange memory too", PlaceHBM, kvstore.SchemeBlock, false},
+		{"tables in URAM", PlaceURAM, kvstore.SchemePatent, true},
+	}
+	seeds := uint64(3)
+	if testing.Short() {
+		seeds = 1
+	}
+	for _, c := range cases {
+		for seed := range seeds {
+			t.Run(fmt.Sprintf("%s/seed %d", c.name, seed), func(t *testing.T) {
+				events := runWalkCase(t, c, seed, true)
+				closed := runWalkCase(t, c, seed, false)
+				require.NotEmpty(t, events.Results)
+				assert.Zero(t, events.Splits, "the event path books nothing ahead")
+				t.Logf("events %d -> %d, splits %d", events.Events, closed.Events, closed.Splits)
+				assert.Less(t, closed.Events, events.Events, "the closed form raises fewer events")
+				if c.placement == PlaceHost {
+					assert.Positive(t, closed.Splits, "the rival's traffic split walks")
+				}
+				events.Events, events.Splits, closed.Events, closed.Splits = 0, 0, 0, 0
+				assert.Equal(t, events, closed)
+			})
+		}
+	}
+}
+
+// TestLongTableWalkCountsEveryAccess reads 300 bucket heads one after
+// another (a query of 300 stored blocks), on idle ports: the stage takes 300 times one read, each a
+// request, a host-memory read and the data back. (The phase counter was a
+// byte until 2026-11-26: past 85 reads it wrapped and sent a second request
+// instead of a read.)
+func TestLongTableWalkCountsEveryAccess(t *testing.T) {
+	took := map[int]sim.Time{}
+	for _, blocks := range []int{1, 300} {
+		for _, eventByEvent := range []bool{true, false} {
+			eng := sim.NewEngine(0)
+			host, err := memory.FlatFromDRAM(eng, "host", memory.HostMemoryConfig())
+			require.NoError(t, err)
+			pcie, err := memory.NewPCIe(eng, memory.AlveoU55CXDMA())
+			require.NoError(t, err)
+			ports := Ports{HostMemory: host, ToHost: pcie.CardToHost, FromHost: pcie.HostToCard, Exchange: host, Tables: host,
+				Storage: host, HostBytes: memory.HostMemoryConfig().CapacityBytes(), ExchangeBytes: 1 << 30}
+			cfg := DefaultConfig(goldenDirectory(kvstore.SchemeBlock, kvstore.ExportFull))
+			cfg.EventByEvent = eventByEvent
+			f, err := NewEngine(eng, cfg, ports, ports.HostBytes)
+			require.NoError(t, err)
+			got := collect{}
+			keys := kvstore.BlockKeys(1, tokenRange(blocks*512, 1), 512)
+			_, err = f.Directory().ExportBlocks(0, keys, 0) // stored: the query reads every block's bucket
+			require.NoError(t, err)
+			f.Query(QueryRequest{Session: 1, Blocks: keys, Reply: Reply{To: got}})
+			eng.Run()
+			st := got[0].Stages[2]
+			require.Equal(t, StageBucketRead, st.Name)
+			require.Equal(t, int64(blocks)*cfg.BucketBytes, st.Bytes)
+			if d, ok := took[blocks]; ok {
+				assert.Equal(t, d, st.End-st.Start, "closed form as events, %d blocks", blocks)
+			}
+			took[blocks] = st.End - st.Start
+		}
+	}
+	assert.Equal(t, 300*took[1], took[300])
+}
