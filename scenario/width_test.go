@@ -66,3 +66,34 @@ workload: {sessions: 1, turns_mean: 1, first_prompt_median_tokens: 2000, first_p
 	require.True(t, errors.As(err, &o), "an *sim.Overflow: %v", err)
 	assert.Contains(t, o.What, "on link node0.network.to-pool")
 }
+
+// TestStoreServicePastMaxTimeIsAnOverflow: a CPU-run store's service time,
+// its table accesses times cpu.host_access, is at most sim.MaxTime, and a
+// run that needs more stops with an *Overflow. With two buckets and
+// one-token blocks, the export of a 9,000-token prompt walks 2e7 links:
+// at 1s each the product wrapped, to a negative service (the CPU panicked)
+// or to a positive one far too short (2.7e6 s, 3e5 s for some 2e7 s) with
+// which the run went on.
+func TestStoreServicePastMaxTimeIsAnOverflow(t *testing.T) {
+	for _, c := range []struct {
+		name, system string
+	}{
+		{"wraps negative", "0"},
+		{"wraps to 2.7e6 s", "1000"},
+		{"wraps to 3e5 s", "4000"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			l, err := Load("", []string{"system.design=cpu", "cpu.host_access=1s", "accelerator.max_model_len=20000",
+				"fpga.hashing=block", "fpga.block_tokens=1", "fpga.buckets=2", "workload.sessions=1", "workload.turns_mean=1",
+				"workload.system_prompt_tokens=" + c.system, "workload.first_prompt_median_tokens=8192", "workload.first_prompt_p90_tokens=8192",
+				"workload.output_median_tokens=1", "workload.output_p90_tokens=1"})
+			require.NoError(t, err)
+			r, err := Build(l)
+			require.NoError(t, err)
+			var o *sim.Overflow
+			_, err = r.Execute()
+			require.True(t, errors.As(err, &o), "an *sim.Overflow: %v", err)
+			assert.Contains(t, o.Event, "*sim.Server")
+		})
+	}
+}

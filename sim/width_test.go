@@ -50,3 +50,24 @@ func TestTransferPastMaxTimeOverflows(t *testing.T) {
 		})
 	}
 }
+
+// TestMulTimeSaturates: n x t is exact within MaxTime and MaxTime past it,
+// where Time(n) * t wrapped (negative, or a small positive time).
+func TestMulTimeSaturates(t *testing.T) {
+	for _, c := range []struct {
+		n    int64
+		t    Time
+		want Time
+	}{
+		{0, Second, 0},
+		{5, 0, 0},
+		{9_223_372, Second, 9_223_372 * Second},
+		{9_223_373, Second, MaxTime},  // Time(n)*t: -9223371.073709551616s
+		{20_000_000, Second, MaxTime}, // Time(n)*t: 1553255.926290448384s
+		{1, MaxTime, MaxTime},
+		{2, MaxTime, MaxTime},
+		{1 << 62, 4, MaxTime},
+	} {
+		assert.Equal(t, c.want, MulTime(c.n, c.t), "%d x %v", c.n, c.t)
+	}
+}
