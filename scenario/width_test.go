@@ -67,6 +67,40 @@ workload: {sessions: 1, turns_mean: 1, first_prompt_median_tokens: 2000, first_p
 	assert.Contains(t, o.What, "on link node0.network.to-pool")
 }
 
+// TestStorageLinkReadUtilisationOfManyNodes: the pool's read utilisation
+// is its links' busy time over the run's, however many nodes share it.
+// It was worked out as ReadBusy x nodes (then divided by the nodes again),
+// a product past MaxTime once 1024 nodes read for 2.5 hours: here 12,730 s
+// of reads came out as -0.31.
+func TestStorageLinkReadUtilisationOfManyNodes(t *testing.T) {
+	const text = `model: custom
+custom_model: {layers: 2000, hidden: 1024, heads: 64, kv_heads: 64, head_dim: 1024, intermediate: 1024, vocab: 1000, params_b: 0.1, context_tokens: 0}
+accelerator: {retain: "off", kv_capacity: auto, tp: 8}
+storage:
+  tiers: [{name: dram, device: ddr4-3200, capacity: 1PB}]
+fpga: {region_mib: 16384}
+workload: {sessions: 300, session_rate_per_s: 1, turns_mean: 4, first_prompt_median_tokens: 200, first_prompt_p90_tokens: 200, follow_up_median_tokens: 10, follow_up_p90_tokens: 10, output_median_tokens: 10, output_p90_tokens: 10}
+`
+	for _, c := range []struct {
+		nodes  string
+		lo, hi float64
+	}{
+		{"1", 0.7, 1},
+		{"1024", 0.7, 1}, // the same reads, spread over the nodes
+	} {
+		t.Run(c.nodes+" nodes", func(t *testing.T) {
+			l, err := Load(writeScenario(t, text), []string{"system.nodes=" + c.nodes})
+			require.NoError(t, err)
+			r, err := Build(l)
+			require.NoError(t, err)
+			res, err := r.Execute()
+			require.NoError(t, err)
+			u := res.Summary().Utilization["storage_link_read"]
+			assert.True(t, u >= c.lo && u <= c.hi, "storage_link_read %v, want %v to %v", u, c.lo, c.hi)
+		})
+	}
+}
+
 // TestStoreServicePastMaxTimeIsAnOverflow: a CPU-run store's service time,
 // its table accesses times cpu.host_access, is at most sim.MaxTime, and a
 // run that needs more stops with an *Overflow. With two buckets and
