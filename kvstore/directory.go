@@ -371,9 +371,11 @@ func (d *Directory) releaseChain(now sim.Time, s int32) {
 }
 
 // mature moves FIFO 2 entries that have held no data for the preset time
-// to FIFO 1 (FIFO 2 is in order of freeing).
+// to FIFO 1 (FIFO 2 is in order of freeing). It compares the time held
+// with the delay: freedAt + FreeDelay wrapped past 83 days of simulated
+// time with the largest delay, and matured every region at once.
 func (d *Directory) mature(now sim.Time) {
-	for d.fifo2.Len() > 0 && d.fifo2.Peek().freedAt+d.cfg.FreeDelay <= now {
+	for d.fifo2.Len() > 0 && now-d.fifo2.Peek().freedAt >= d.cfg.FreeDelay {
 		r := d.fifo2.Pop().region
 		d.regionState[r] = inFIFO1
 		d.fifo1.Push(r)

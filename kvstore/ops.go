@@ -186,7 +186,10 @@ func (d *Directory) Delete(now sim.Time, k Key) (bool, error) {
 	return id != none, d.after(now, "delete")
 }
 
-// Expire deletes links not accessed for the TTL; it returns how many.
+// Expire deletes links not accessed for the TTL; it returns how many. It
+// compares the time since the last access with the TTL: lastAccess + TTL
+// wrapped past 83 days of simulated time with the largest TTL, and every
+// link expired at once.
 func (d *Directory) Expire(now sim.Time) int {
 	if d.cfg.TTL == 0 {
 		return 0
@@ -194,7 +197,7 @@ func (d *Directory) Expire(now sim.Time) int {
 	n := 0
 	for {
 		id, ok := d.oldest()
-		if !ok || d.links.at(id).lastAccess+d.cfg.TTL > now {
+		if !ok || now-d.links.at(id).lastAccess < d.cfg.TTL {
 			return n
 		}
 		d.deleteLink(now, id)

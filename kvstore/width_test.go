@@ -55,3 +55,36 @@ func TestSegmentsPast2To31Tokens(t *testing.T) {
 		})
 	}
 }
+
+// TestTTLAndFreeDelayLateInARun: a link accessed a second ago does not
+// expire, and a region freed a second ago stays in FIFO 2, however late in
+// the run (past MaxTime less the delay, 83 days with fpga.ttl and
+// fpga.free_delay at their limit of sim.Horizon): lastAccess + TTL and
+// freedAt + FreeDelay wrapped to negative times there, and every link
+// expired (a hit became a miss) and every freed region matured at once.
+func TestTTLAndFreeDelayLateInARun(t *testing.T) {
+	const day = 86_400 * sim.Second
+	for _, at := range []sim.Time{sim.Second, 50 * day, 95 * day, sim.MaxTime - 2*sim.Second} {
+		t.Run(at.String(), func(t *testing.T) {
+			cfg := DirectoryConfig{BucketsLog2: 4, RegionBytes: 4096, StorageBytes: 64 * 4096, Layout: LayoutClaim9, DeleteSuperseded: true,
+				FreeDelay: sim.Horizon, TTL: sim.Horizon, Shape: KVShape{Layers: 1, KWidth: 4, VWidth: 4, ElemBytes: 2}}
+			d, err := NewDirectory(cfg)
+			require.NoError(t, err)
+			a, b := Key{Tokens: 10, Hash: 1}, Key{Tokens: 20, Hash: 2}
+			_, err = d.Save(at, Object{Key: a})
+			require.NoError(t, err)
+			_, err = d.Save(at, Object{Key: b, Prev: &a}) // supersedes a: its region goes to FIFO 2
+			require.NoError(t, err)
+			_, fifo2 := d.FIFOLevels()
+			require.Equal(t, 1, fifo2)
+			r, err := d.Lookup(at+sim.Second, b)
+			require.NoError(t, err)
+			assert.True(t, r.Hit, "a link accessed a second ago")
+			assert.Zero(t, d.Stats().Expirations)
+			_, err = d.Save(at+sim.Second, Object{Key: Key{Tokens: 30, Hash: 3}}) // allocates: matures FIFO 2 first
+			require.NoError(t, err)
+			_, fifo2 = d.FIFOLevels()
+			assert.Equal(t, 1, fifo2, "a region freed a second ago")
+		})
+	}
+}
