@@ -36,9 +36,9 @@ type subOp struct {
 	task  int32
 	kind  subKind
 	write bool
-	wired bool // its phase under way is on a wire on the event path (walk.go)
-	phase uint32
-	count int // subTable: accesses; subDelay: cycles
+	wired bool   // its phase under way is on a wire on the event path (walk.go)
+	phase uint64 // a walk of 1.43e9 hops has 4.3e9 phases (a uint32 wrapped)
+	count int    // subTable: accesses; subDelay: cycles
 	addr  int64
 	bytes int64
 }
@@ -185,14 +185,14 @@ func (e *Engine) phaseOf(op *subOp) phase {
 // after its request; a posted write for the host-memory write), the card's
 // HBM, or on-chip URAM.
 func (e *Engine) tablePhase(op *subOp) phase {
-	perAccess := uint32(1)
+	perAccess := uint64(1)
 	if e.cfg.Placement == PlaceHost {
 		perAccess = 3
 		if op.write {
 			perAccess = 2
 		}
 	}
-	if op.phase/perAccess >= uint32(op.count) {
+	if op.phase/perAccess >= uint64(op.count) {
 		return phase{}
 	}
 	switch {

@@ -114,7 +114,7 @@ type walkRun struct {
 	index  int32 // in the engine's walks
 	gen    int64 // the end event's; a split makes it stale
 	t0     sim.Time
-	phase0 uint32
+	phase0 uint64
 	held   uint8 // the wires, a bit each
 	marks  [maxWires]wireMark
 }

@@ -215,3 +215,41 @@ func TestLongTableWalkCountsEveryAccess(t *testing.T) {
 	}
 	assert.Equal(t, 300*took[1], took[300])
 }
+
+// TestTableWalkPastTwoTo32Phases: a table walk of count accesses ends
+// after exactly its count x the phases of an access, however many. With
+// two buckets and one-token blocks a block-scheme export of 80,000 tokens
+// walks 1.6e9 links (4.8e9 phases with the tables in host memory): the
+// phase counter, 32 bits until now, wrapped, and the walk went on for
+// ever; uint32(count) cut a count past 2^32, and such a walk ended early.
+func TestTableWalkPastTwoTo32Phases(t *testing.T) {
+	const step = 100_000_000
+	for _, c := range []struct {
+		name      string
+		placement Placement
+		write     bool
+		count     int
+		end       int // the phases: count x the phases of an access
+	}{
+		{"host reads", PlaceHost, false, 1_500_000_000, 4_500_000_000},
+		{"host writes", PlaceHost, true, 2_200_000_000, 4_400_000_000},
+		{"hbm", PlaceHBM, false, 5_000_000_000, 5_000_000_000},
+		{"uram", PlaceURAM, false, 5_000_000_000, 5_000_000_000},
+		{"within 2^32", PlaceHost, false, 1_000_000_000, 3_000_000_000},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := &Engine{cfg: Config{Placement: c.placement, URAMCycles: 2}}
+			op := subOp{kind: subTable, write: c.write, count: c.count, bytes: 8}
+			for range c.end / step / 2 {
+				op.phase += step
+			}
+			assert.NotEqual(t, portNone, e.phaseOf(&op).port, "halfway")
+			for range c.end/step - c.end/step/2 {
+				op.phase += step
+			}
+			assert.Equal(t, portNone, e.phaseOf(&op).port, "after the last phase")
+			op.phase--
+			assert.NotEqual(t, portNone, e.phaseOf(&op).port, "the last phase")
+		})
+	}
+}

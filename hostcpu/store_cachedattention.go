@@ -19,6 +19,6 @@ func newCachedAttentionStore(s *System) Store { return cachedAttentionStore{cpuS
 // host-memory access per bucket and chain hop) and hashes no tokens.
 func (st cachedAttentionStore) Query(slot int) {
 	st.s.lookUp(slot, func(_ *request, found kvstore.Found) sim.Time {
-		return sim.Time(found.Hops+found.BucketReads+1) * st.s.cfg.HostAccessLatency
+		return sim.MulTime(int64(found.Hops+found.BucketReads+1), st.s.cfg.HostAccessLatency)
 	})
 }

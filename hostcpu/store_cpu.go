@@ -22,7 +22,7 @@ func (st cpuStore) Query(slot int) {
 		if st.s.cfg.Scheme == kvstore.SchemeBlock {
 			hashed = 4 * r.promptLen
 		}
-		return st.s.cfg.CPUHashBandwidth.TransferTime(hashed) + sim.Time(found.Hops+found.BucketReads)*st.s.cfg.HostAccessLatency
+		return sim.SumTime(st.s.cfg.CPUHashBandwidth.TransferTime(hashed), sim.MulTime(int64(found.Hops+found.BucketReads), st.s.cfg.HostAccessLatency))
 	})
 }
 
@@ -110,8 +110,8 @@ func (st cpuStore) Save(id int) int {
 	if _, bad := err.(*kvstore.InvariantError); bad {
 		s.check(err)
 	}
-	service := s.cfg.CPUHashBandwidth.TransferTime(4*t.sess.historyLen) +
-		sim.Time(res.Hops+3*res.Inserted+2*res.Superseded+1)*s.cfg.HostAccessLatency
+	service := sim.SumTime(s.cfg.CPUHashBandwidth.TransferTime(4*t.sess.historyLen),
+		sim.MulTime(int64(res.Hops+3*res.Inserted+2*res.Superseded+1), s.cfg.HostAccessLatency))
 	n.cpu.Submit(sim.Job{Service: service, Done: sim.Event{Handler: s, Op: opExportStep, Arg: int64(id)}})
 	for _, w := range res.Writes {
 		s.moveExtent(id, []hop{n.staging(false), {dev: n.Tiers[w.Tier], addr: w.Addr, write: true}}, w.Bytes, opExportStep)

@@ -19,7 +19,7 @@ func newLMCacheStore(s *System) Store { return lmcacheStore{cpuStore{s}} }
 func (st lmcacheStore) Query(slot int) {
 	st.s.lookUp(slot, func(r *request, found kvstore.Found) sim.Time {
 		looked := int64(found.MatchedBlocks) + 1
-		return st.s.cfg.CPUHashBandwidth.TransferTime(4*r.promptLen) +
-			sim.Time(int64(found.Hops+found.BucketReads)+looked)*st.s.cfg.HostAccessLatency
+		return sim.SumTime(st.s.cfg.CPUHashBandwidth.TransferTime(4*r.promptLen),
+			sim.MulTime(int64(found.Hops+found.BucketReads)+looked, st.s.cfg.HostAccessLatency))
 	})
 }

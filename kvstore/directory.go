@@ -110,9 +110,13 @@ const none = -1
 // objects, in its own regions. Objects of later versions share the
 // segments of earlier ones (delta export); refs counts the links that do.
 // Its first region is kept inline; more go in the directory's region
-// lists (extra), so that a one-region object costs no allocation.
+// lists (extra), so that a one-region object costs no allocation. Its
+// token positions are int64: an object of a model without a context window
+// passes 2^31 tokens, and a delta segment's room (its regions over the
+// bytes per token: one 16 GiB region of a 6 B-a-token object holds 2.9e9)
+// can too, where int32 wrapped to negative addresses.
 type segment struct {
-	start, cap int32
+	start, cap int64
 	prev       int32 // the segment holding the tokens before start
 	refs       int32
 	region0    int32
@@ -367,9 +371,11 @@ func (d *Directory) releaseChain(now sim.Time, s int32) {
 }
 
 // mature moves FIFO 2 entries that have held no data for the preset time
-// to FIFO 1 (FIFO 2 is in order of freeing).
+// to FIFO 1 (FIFO 2 is in order of freeing). It compares the time held
+// with the delay: freedAt + FreeDelay wrapped past 83 days of simulated
+// time with the largest delay, and matured every region at once.
 func (d *Directory) mature(now sim.Time) {
-	for d.fifo2.Len() > 0 && d.fifo2.Peek().freedAt+d.cfg.FreeDelay <= now {
+	for d.fifo2.Len() > 0 && now-d.fifo2.Peek().freedAt >= d.cfg.FreeDelay {
 		r := d.fifo2.Pop().region
 		d.regionState[r] = inFIFO1
 		d.fifo1.Push(r)
@@ -438,7 +444,7 @@ func (d *Directory) newSegment(now sim.Time, start, want int64, prev int32) (int
 	if d.cfg.Mode == ExportDelta && d.cfg.Scheme == SchemePatent {
 		capacity = n * d.cfg.RegionBytes / bpt
 	}
-	seg := segment{start: int32(start), cap: int32(capacity), prev: prev, region0: regions[0], nRegions: int32(n), extra: none}
+	seg := segment{start: start, cap: capacity, prev: prev, region0: regions[0], nRegions: int32(n), extra: none}
 	if n > 1 {
 		seg.extra = d.lists.alloc(regions[1:])
 	}
@@ -474,8 +480,7 @@ func (d *Directory) physical(seg *segment, in []Extent, out []Extent) []Extent {
 // segExtents returns the storage extents of tokens [t0, t1) of a segment.
 func (d *Directory) segExtents(s int32, t0, t1 int64, out []Extent) []Extent {
 	seg := d.segs.at(s)
-	start := int64(seg.start)
-	return d.physical(seg, d.cfg.Layout.extents(d.cfg.Shape, int64(seg.cap), t0-start, t1-start), out)
+	return d.physical(seg, d.cfg.Layout.extents(d.cfg.Shape, seg.cap, t0-seg.start, t1-seg.start), out)
 }
 
 // chainExtents returns the storage extents of tokens [0, tokens) of the
@@ -488,7 +493,7 @@ func (d *Directory) chainExtents(s int32, tokens int64) []Extent {
 	var out []Extent
 	for i := len(chain) - 1; i >= 0; i-- {
 		seg := d.segs.at(chain[i])
-		out = d.segExtents(chain[i], int64(seg.start), min(tokens, int64(seg.start+seg.cap)), out)
+		out = d.segExtents(chain[i], seg.start, min(tokens, seg.start+seg.cap), out)
 	}
 	return out
 }
@@ -497,7 +502,7 @@ func (d *Directory) chainExtents(s int32, tokens int64) []Extent {
 func (d *Directory) objectSpan(id int32) (start, end int64) {
 	l := d.links.at(id)
 	if d.cfg.Scheme == SchemeBlock {
-		return int64(d.segs.at(l.lastSeg).start), l.key.Tokens
+		return d.segs.at(l.lastSeg).start, l.key.Tokens
 	}
 	return 0, l.key.Tokens
 }

@@ -141,7 +141,7 @@ func (d *Directory) deltaRegions(base int32, from, to int64) int64 {
 		n += int64(d.segs.at(s).nRegions)
 	}
 	seg := d.segs.at(base)
-	fill := min(int64(seg.start+seg.cap)-from, to-from)
+	fill := min(seg.start+seg.cap-from, to-from)
 	return n + d.regionsOf(to-from-fill)
 }
 
@@ -164,7 +164,7 @@ func (d *Directory) freshObject(now sim.Time, start, end int64, prev int32, res 
 func (d *Directory) appendVersion(now sim.Time, base int32, from, to int64, res *ExportResult) (int32, error) {
 	d.holdChain(base)
 	seg := d.segs.at(base)
-	fill := min(int64(seg.start+seg.cap)-from, to-from)
+	fill := min(seg.start+seg.cap-from, to-from)
 	res.Writes = d.segExtents(base, from, from+fill, res.Writes)
 	if from+fill == to {
 		return base, nil
@@ -186,7 +186,10 @@ func (d *Directory) Delete(now sim.Time, k Key) (bool, error) {
 	return id != none, d.after(now, "delete")
 }
 
-// Expire deletes links not accessed for the TTL; it returns how many.
+// Expire deletes links not accessed for the TTL; it returns how many. It
+// compares the time since the last access with the TTL: lastAccess + TTL
+// wrapped past 83 days of simulated time with the largest TTL, and every
+// link expired at once.
 func (d *Directory) Expire(now sim.Time) int {
 	if d.cfg.TTL == 0 {
 		return 0
@@ -194,7 +197,7 @@ func (d *Directory) Expire(now sim.Time) int {
 	n := 0
 	for {
 		id, ok := d.oldest()
-		if !ok || d.links.at(id).lastAccess+d.cfg.TTL > now {
+		if !ok || now-d.links.at(id).lastAccess < d.cfg.TTL {
 			return n
 		}
 		d.deleteLink(now, id)
@@ -249,7 +252,7 @@ func (d *Directory) firstToken(id int32) int64 {
 	for d.segs.at(s).prev != none {
 		s = d.segs.at(s).prev
 	}
-	return int64(d.segs.at(s).start)
+	return d.segs.at(s).start
 }
 
 // LookupPrefix finds the longest stored prefix of a request's block keys:
@@ -277,7 +280,7 @@ func (d *Directory) PrefixExtents(keys []Key) []Extent {
 	for _, k := range keys {
 		if id, _ := d.find(k); id != none {
 			seg := d.links.at(id).lastSeg
-			out = d.segExtents(seg, int64(d.segs.at(seg).start), k.Tokens, out)
+			out = d.segExtents(seg, d.segs.at(seg).start, k.Tokens, out)
 		}
 	}
 	return out

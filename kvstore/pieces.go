@@ -23,10 +23,10 @@ func (d *Directory) Pieces(k Key, from int64) ([]Piece, bool) {
 	var out []Piece
 	for i := len(chain) - 1; i >= 0; i-- {
 		seg := d.segs.at(chain[i])
-		start, end := int64(seg.start), int64(seg.start+seg.cap)
+		start, end := seg.start, seg.start+seg.cap
 		t0, t1 := max(from, start), min(k.Tokens, end)
 		if t0 < t1 {
-			out = append(out, Piece{Start: start, Cap: int64(seg.cap), From: t0, To: t1, Extents: d.segExtents(chain[i], t0, t1, nil)})
+			out = append(out, Piece{Start: start, Cap: seg.cap, From: t0, To: t1, Extents: d.segExtents(chain[i], t0, t1, nil)})
 		}
 	}
 	return out, true

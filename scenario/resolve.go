@@ -190,6 +190,10 @@ func (r *resolver) resolveAccelerator(sc *Scenario, out *resolved) {
 	if r.err != nil {
 		return
 	}
+	r.kvPerTokenFits(m, kvdt)
+	if r.err != nil {
+		return
+	}
 	if m.Validate(1) == nil {
 		r.check("accelerator.tp", m.Validate(tp))
 	}
@@ -240,6 +244,24 @@ func (r *resolver) customShape(c CustomModel) bool {
 	r.floatIn("custom_model.params_b", c.ParamsB, 1e-6, 1e5)
 	r.intIn("custom_model.context_tokens", c.ContextTokens, 0, 1<<24)
 	return r.err == nil
+}
+
+// maxKVBytesPerToken bounds a model's KV a token (2^38 B, 256 GiB; the
+// largest preset's is 0.5 MB), so that a whole 2^24-token context of it
+// stays within the largest size, maxSizeBytes.
+const maxKVBytesPerToken = maxSizeBytes >> 24
+
+// kvPerTokenFits refuses a model whose KV a token passes
+// maxKVBytesPerToken: a custom model's layers x KV width (2 x kv_heads x
+// head_dim) x bytes, where the int64 product wrapped (to 0, a negative
+// size, or a small wrong one a run went on with).
+func (r *resolver) kvPerTokenFits(m accel.Model, kv accel.DType) {
+	k, v := m.KVWidth()
+	if bytes := float64(m.Layers) * float64(k+v) * float64(kv.Bytes()); bytes > maxKVBytesPerToken {
+		r.fail(r.culprit("custom_model.layers", "custom_model.kv_heads", "custom_model.head_dim", "accelerator.kv_dtype"),
+			"%d layers x (%d + %d) KV width x %d B = %.4g B of KV a token, more than the limit of %d B (a 2^24-token context of it must fit the largest size, %d B)",
+			m.Layers, k, v, kv.Bytes(), bytes, int64(maxKVBytesPerToken), int64(maxSizeBytes))
+	}
 }
 
 // decoding is the decode step's kernel cost: beam search charges every

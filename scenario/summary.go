@@ -149,7 +149,9 @@ func (r *Run) fillComponents(s *reports.Summary, now sim.Time) {
 	for i := range r.nodes {
 		busy("cpu", sim.TimeOf(r.sys.CPUStats(i, now).Utilisation*float64(now)))
 	}
-	busy("storage_link_read", storage.ReadBusy*sim.Time(len(r.nodes)))
+	if now > 0 { // the pool's, shared by the nodes: ReadBusy x nodes passed MaxTime (1024 nodes, 2.5 h of reads) and went negative
+		s.Utilization["storage_link_read"] += storage.ReadBusy.Seconds() / now.Seconds()
+	}
 	s.Tiers = r.tierSummaries(now)
 	if r.dir != nil {
 		st := r.dir.Stats()

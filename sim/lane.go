@@ -24,9 +24,14 @@ func NewLane(eng *Engine, name string) *Lane { return &Lane{eng: eng, name: name
 func (l *Lane) Last() Time { return l.last }
 
 // Schedule raises ev at time at with normal priority. Scheduling before the
-// lane's last event, or in the past, is a programming error.
+// lane's last event, or in the past, is a programming error; a negative
+// time, a sum that wrapped past MaxTime, panics with an *Overflow, as
+// Engine.ScheduleP does.
 func (l *Lane) Schedule(at Time, ev Event) {
 	e := l.eng
+	if at < 0 {
+		e.overflow(ev, fmt.Sprintf("%v on lane %s (a time past MaxTime, wrapped)", at, l.name))
+	}
 	if at < e.now || at < l.last {
 		panic(fmt.Sprintf("sim: lane %q at %v: event %s at %v, before now or the lane's last event at %v",
 			l.name, e.now, ev.name(), at, l.last))

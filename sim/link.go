@@ -31,12 +31,21 @@ func (b Bandwidth) GBps() float64 { return float64(b) / 1e9 }
 func (b Bandwidth) String() string { return strconv.FormatFloat(b.GBps(), 'f', -1, 64) + "GB/s" }
 
 // TransferTime returns ceil(bytes / b) as a Time: the time to serialise
-// bytes at this rate, exact to the picosecond.
+// bytes at this rate, exact to the picosecond, and at most MaxTime (a
+// quotient past it, 1.2 TB at 0.125 MB/s, wrapped to a negative time, and
+// one past 2^64 ps, 2.4 TB, panicked).
 func (b Bandwidth) TransferTime(bytes int64) Time {
 	if bytes <= 0 {
 		return 0
 	}
-	return Time(ceilMulDiv(uint64(bytes), psPerSecond, uint64(b)))
+	if hi, _ := bits.Mul64(uint64(bytes), psPerSecond); hi >= uint64(b) {
+		return MaxTime
+	}
+	q := ceilMulDiv(uint64(bytes), psPerSecond, uint64(b))
+	if q > uint64(MaxTime) {
+		return MaxTime
+	}
+	return Time(q)
 }
 
 // BytesIn returns how many whole bytes this rate moves in t.
@@ -91,11 +100,15 @@ func (c LinkConfig) WireBytes(bytes int64) int64 {
 }
 
 // WireTime returns how long a payload of bytes occupies the wire: its wire
-// bytes at the link's rate plus the per-chunk overheads.
+// bytes at the link's rate plus the per-chunk overheads, at most MaxTime.
 func (c LinkConfig) WireTime(bytes int64) Time {
 	t := c.Bandwidth.TransferTime(c.WireBytes(bytes))
 	if c.ChunkBytes > 0 && bytes > 0 {
-		t += Time((bytes+c.ChunkBytes-1)/c.ChunkBytes) * c.ChunkOverhead
+		chunks := Time((bytes + c.ChunkBytes - 1) / c.ChunkBytes)
+		if c.ChunkOverhead > 0 && chunks > MaxTime/c.ChunkOverhead {
+			return MaxTime
+		}
+		t = SumTime(t, chunks*c.ChunkOverhead)
 	}
 	return t
 }
@@ -163,8 +176,12 @@ func (l *Link) TransferFrom(at Time, bytes int64, done Event) Time {
 		l.lastBytes, l.lastWire = bytes, l.cfg.WireTime(bytes)
 	}
 	serial := l.lastWire
-	l.freeAt = start + serial
-	arrival := l.freeAt + l.cfg.Latency
+	freeAt, ok := AddTime(start, serial)
+	arrival, ok2 := AddTime(freeAt, l.cfg.Latency)
+	if !ok || !ok2 {
+		l.eng.overflow(done, fmt.Sprintf("%v + %v on link %s (%d B)", start, serial, l.name, bytes))
+	}
+	l.freeAt = freeAt
 	l.busy += serial
 	l.bytes += bytes
 	l.transfers++

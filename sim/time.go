@@ -46,6 +46,17 @@ func SumTime(ts ...Time) Time {
 	return s
 }
 
+// MulTime returns n times t for non-negative n and t, at most MaxTime: a
+// count of accesses times a latency (a chain walk of ten million hops at
+// cpu.host_access 1s) that would pass it is MaxTime, where a plain product
+// wraps round, to a negative time or to a small positive one.
+func MulTime(n int64, t Time) Time {
+	if n > 0 && t > 0 && n > int64(MaxTime/t) {
+		return MaxTime
+	}
+	return Time(n) * t
+}
+
 // AddTime returns a+b, or false when the sum is outside int64 picoseconds.
 func AddTime(a, b Time) (Time, bool) {
 	s := a + b

@@ -250,8 +250,12 @@ func Synthetic(c SyntheticConfig, streams sim.Streams) (*Workload, error) {
 	return w, nil
 }
 
+// draw is a token count from d, from 1 to maxTokens. It clamps the draw
+// before converting it: a draw past what an int holds (a heavy tail's, or
+// a median of 1e19) converts to an undefined int, the most negative one on
+// amd64, which made a single token of it.
 func draw(r *sim.Stream, d *sim.LogNormal, maxTokens int) int {
-	return min(max(1, int(math.Round(d.Sample(r)))), maxTokens)
+	return int(math.Round(min(max(1, d.Sample(r)), float64(maxTokens))))
 }
 
 func tokens(r *sim.Stream, n, vocab int) []uint32 {

@@ -83,3 +83,40 @@ func TestSyntheticRejects(t *testing.T) {
 		assert.ErrorContains(t, err, c.want)
 	}
 }
+
+// TestSyntheticClampsHugeDraws: a length drawn past what an int holds is
+// clamped to the maximum like any other long draw. (Rounded to an int
+// first, 1e19 became the most negative int on amd64, and max(1, ...) made
+// the prompt or output a single token, silently: a heavy tail such as
+// median 8,192 and p90 1e12 tokens lost some 1 % of its draws so.)
+func TestSyntheticClampsHugeDraws(t *testing.T) {
+	for _, c := range []struct {
+		name             string
+		set              func(*SyntheticConfig)
+		prompt, followUp int64
+		output           int64
+	}{
+		{"first prompt", func(c *SyntheticConfig) { c.FirstPrompt = LengthFit{1e19, 1e19} }, 8192, 0, 0},
+		{"follow-up", func(c *SyntheticConfig) { c.FollowUpPrompt = LengthFit{1e19, 1e19} }, 0, 8192, 0},
+		{"output", func(c *SyntheticConfig) { c.Output = LengthFit{1e19, 1e19} }, 0, 0, 2048},
+		{"within an int", func(c *SyntheticConfig) { c.Output = LengthFit{1e18, 1e18} }, 0, 0, 2048},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := DefaultSynthetic()
+			cfg.Sessions, cfg.TurnsMean, cfg.Vocab = 8, 3, 2
+			c.set(&cfg)
+			w, err := Synthetic(cfg, sim.NewStreams(1))
+			require.NoError(t, err)
+			for _, s := range w.Sessions {
+				for i, tr := range s.Turns {
+					if want := map[bool]int64{true: c.prompt, false: c.followUp}[i == 0]; want > 0 {
+						assert.Equal(t, want, tr.NewTokenCount, "session %d turn %d's new tokens", s.ID, i)
+					}
+					if c.output > 0 {
+						assert.Equal(t, c.output, tr.OutputCount, "session %d turn %d's output", s.ID, i)
+					}
+				}
+			}
+		})
+	}
+}
