@@ -154,6 +154,7 @@ type Engine struct {
 	walks     []*walkRun
 	freeWalks []int32
 	splits    int64 // walks split by another request (for the agreement test)
+	booked    int64 // phases booked in closed form, again after splits too (for the tests)
 	onWires   int   // operations' phases on wires event by event
 
 	queries, exports sim.Counter

@@ -12,9 +12,10 @@ import (
 // host memory, a token read, a signal, an exchange read, an import once its
 // storage read is done. Each of those ports serves in arrival order and
 // its arrival times follow from when it is asked (sim.Link), so the walk
-// books every phase at once, each from the arrival of the one before
-// (sim.Link.TransferFrom ahead of now), holds the ports, and raises one
-// event at the end instead of one a phase.
+// books its phases at once (up to walkAhead of them), each from the
+// arrival of the one before (sim.Link.TransferFrom ahead of now), holds
+// the ports, and raises one event at the last one's end instead of one a
+// phase.
 //
 // The first request anyone else makes of a held port, or any look at its
 // state, splits the walk at that instant (Yield): the ports go back to
@@ -106,6 +107,16 @@ const walkIndexes = 1 << 20
 // maxWires bounds the distinct wires: the seven ports a walk may book.
 const maxWires = 7
 
+// walkAhead bounds the phases a walk books at once; at the last one's end
+// the operation goes on (step), in closed form again if it may. A split
+// takes back and books again the phases since the walk began, and the
+// walk that follows it books those ahead once more: with every phase left
+// booked at once, a table walk of n accesses split every few accesses
+// (another operation's or the host's traffic on host memory) cost n^2/2
+// bookings, 100 times its events at 8,000 reads, and plan went over every
+// phase left at each step.
+const walkAhead = 64
+
 // walkRun is an operation in closed form: where it began, so that a split
 // can work its phases out again, and the ports it holds.
 type walkRun struct {
@@ -115,15 +126,17 @@ type walkRun struct {
 	gen    int64 // the end event's; a split makes it stale
 	t0     sim.Time
 	phase0 uint64
+	phases int   // booked, from phase0
 	held   uint8 // the wires, a bit each
 	marks  [maxWires]wireMark
 }
 
-// walk runs operation id's phases left in closed form, if every one uses
-// a wire or the clock, there are at least two, and the wires are idle: no
-// other operation of the engine is on them, in closed form or event by
-// event (operations that overlap run event by event: each would split the
-// other at every phase). It reports whether it did.
+// walk runs operation id's next phases (at most walkAhead) in closed
+// form, if every one uses a wire or the clock, there are at least two, and
+// the wires are idle: no other operation of the engine is on them, in
+// closed form or event by event (operations that overlap run event by
+// event: each would split the other at every phase). It reports whether it
+// did.
 func (e *Engine) walk(id int64, op *subOp) bool {
 	if e.cfg.EventByEvent || e.onWires > 0 || e.eng.Trace().AllSpans() {
 		return false
@@ -139,7 +152,7 @@ func (e *Engine) walk(id int64, op *subOp) bool {
 	}
 	w := e.newWalk()
 	now := e.eng.Now()
-	*w = walkRun{e: e, id: id, index: w.index, gen: w.gen + 1, t0: now, phase0: op.phase, held: held}
+	*w = walkRun{e: e, id: id, index: w.index, gen: w.gen + 1, t0: now, phase0: op.phase, phases: phases, held: held}
 	for i := range e.wires {
 		if held&(1<<i) != 0 {
 			e.wires[i].channel().Free()
@@ -147,8 +160,8 @@ func (e *Engine) walk(id int64, op *subOp) bool {
 		}
 	}
 	t := now
-	for ph := e.phaseOf(op); ph.port != portNone; ph = e.phaseOf(op) {
-		t = e.book(ph, t, sim.Event{})
+	for range phases {
+		t = e.book(e.phaseOf(op), t, sim.Event{})
 		op.phase++
 	}
 	for i := range e.wires {
@@ -160,11 +173,11 @@ func (e *Engine) walk(id int64, op *subOp) bool {
 	return true
 }
 
-// plan returns the wires an operation's phases left use, and how many
-// phases are left; none if a phase uses a port that is neither a wire nor
-// the clock.
+// plan returns the wires an operation's next phases (at most walkAhead)
+// use, and how many there are; none if a phase uses a port that is
+// neither a wire nor the clock.
 func (e *Engine) plan(op subOp) (held uint8, phases int) {
-	for ph := e.phaseOf(&op); ph.port != portNone; ph = e.phaseOf(&op) {
+	for ph := e.phaseOf(&op); ph.port != portNone && phases < walkAhead; ph = e.phaseOf(&op) {
 		if ph.port != portClock {
 			i := e.wireOf[ph.port]
 			if i < 0 {
@@ -182,6 +195,7 @@ func (e *Engine) plan(op subOp) (held uint8, phases int) {
 // memory's time does not depend on the address, so the exchange memory's
 // ring (exchangeAddr, for a memory whose time does) is left alone.
 func (e *Engine) book(ph phase, at sim.Time, done sim.Event) sim.Time {
+	e.booked++
 	if ph.port == portClock {
 		end := e.clock.After(at, sim.Cycles(ph.bytes))
 		if done.Handler != nil {
@@ -215,9 +229,9 @@ func (w *walkRun) Yield() {
 	op := e.subs.At(int(w.id))
 	op.phase = w.phase0
 	t := w.t0
-	for {
+	for n := 0; ; n++ {
 		ph := e.phaseOf(op)
-		if ph.port == portNone {
+		if n == w.phases || ph.port == portNone {
 			panic(fmt.Sprintf("fpga: %s at %v: a walk split after its last phase ended at %v", e.cfg.Name, now, t))
 		}
 		if end := e.arrival(ph, t); end >= now {
@@ -242,7 +256,8 @@ func (w *walkRun) let() {
 	w.gen++
 }
 
-// walkEnd ends the walk the event names, unless a split made it stale.
+// walkEnd ends the walk the event names, unless a split made it stale:
+// the operation goes on from its next phase, or completes (step).
 func (e *Engine) walkEnd(arg int64) {
 	w := e.walks[arg%walkIndexes]
 	if w.gen != arg/walkIndexes {
@@ -255,7 +270,7 @@ func (e *Engine) walkEnd(arg int64) {
 	}
 	w.gen++
 	e.freeWalks = append(e.freeWalks, w.index)
-	e.complete(w.id)
+	e.step(w.id)
 }
 
 // wire counts an operation's phase about to go on a wire event by event.

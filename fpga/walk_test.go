@@ -253,3 +253,59 @@ func TestTableWalkPastTwoTo32Phases(t *testing.T) {
 		})
 	}
 }
+
+// hostTicker reads host memory every period until stop, as the host's own
+// traffic would: each read splits a walk holding host memory.
+type hostTicker struct {
+	eng          *sim.Engine
+	host         *memory.FlatMemory
+	period, stop sim.Time
+}
+
+func (k *hostTicker) Handle(sim.Event) {
+	k.host.Access(memory.Request{Addr: 4096, Bytes: 64})
+	if k.eng.Now()+k.period < k.stop {
+		k.eng.Schedule(k.eng.Now()+k.period, sim.Event{Handler: k})
+	}
+}
+
+// TestSplitLongWalkBooksLittle reads 4,000 bucket heads from host tables
+// (12,000 phases) while the host reads host memory every 5 us, splitting
+// the walk about 1,000 times: the stage takes what it takes event by event,
+// and the closed form books each phase a bounded number of times. (Until
+// 2026-11-26 a walk booked every phase left at once: each split took them
+// back and the next walk booked them all again, 6 million bookings here,
+// 100 times the events' wall time at 8,000 reads.)
+func TestSplitLongWalkBooksLittle(t *testing.T) {
+	const blocks = 4000
+	took := map[bool]sim.Time{}
+	for _, eventByEvent := range []bool{true, false} {
+		eng := sim.NewEngine(0)
+		host, err := memory.FlatFromDRAM(eng, "host", memory.HostMemoryConfig())
+		require.NoError(t, err)
+		pcie, err := memory.NewPCIe(eng, memory.AlveoU55CXDMA())
+		require.NoError(t, err)
+		ports := Ports{HostMemory: host, ToHost: pcie.CardToHost, FromHost: pcie.HostToCard, Exchange: host, Tables: host,
+			Storage: host, HostBytes: memory.HostMemoryConfig().CapacityBytes(), ExchangeBytes: 1 << 30}
+		cfg := DefaultConfig(goldenDirectory(kvstore.SchemeBlock, kvstore.ExportFull))
+		cfg.EventByEvent = eventByEvent
+		f, err := NewEngine(eng, cfg, ports, ports.HostBytes)
+		require.NoError(t, err)
+		keys := kvstore.BlockKeys(1, tokenRange(blocks*512, 1), 512)
+		_, err = f.Directory().ExportBlocks(0, keys, 0)
+		require.NoError(t, err)
+		eng.Schedule(sim.Microsecond, sim.Event{Handler: &hostTicker{eng: eng, host: host, period: 5 * sim.Microsecond, stop: 6 * sim.Millisecond}})
+		got := collect{}
+		f.Query(QueryRequest{Session: 1, Blocks: keys, Reply: Reply{To: got}})
+		eng.Run()
+		require.Equal(t, blocks, got[0].MatchedBlocks)
+		st := got[0].Stages[2]
+		require.Equal(t, StageBucketRead, st.Name)
+		took[eventByEvent] = st.End - st.Start
+		if !eventByEvent {
+			assert.Greater(t, f.splits, int64(500), "the host's reads split the walk")
+			assert.Less(t, f.booked, int64(20*3*blocks), "bookings, %d splits", f.splits)
+		}
+	}
+	assert.Equal(t, took[true], took[false])
+}
