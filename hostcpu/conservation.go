@@ -19,6 +19,9 @@ type Conservation struct {
 func (s *System) Conservation() (Conservation, error) {
 	c := Conservation{Requests: int64(len(s.records)), Queries: s.counts.Queries,
 		Hits: s.counts.QueryHits, Misses: s.counts.QueryMiss}
+	if err := s.stalled(); err != nil {
+		return c, err
+	}
 	byDecision := map[string]int64{}
 	var hitRecords int64
 	for _, r := range s.records {
@@ -65,4 +68,26 @@ func (s *System) Conservation() (Conservation, error) {
 		return c, fmt.Errorf("hostcpu: at %v: counts not conserved: %s", s.eng.Now(), strings.Join(faults, "; "))
 	}
 	return c, nil
+}
+
+// stalled reports a node whose requests still wait for admission when no
+// event is left: the request at the head of its queue needs device KV
+// memory that only resident sessions hold, and they are not idle, since
+// their next turns are on the way or wait behind it. Nothing running will
+// free memory, so nothing is admitted again. Without this the run ended in
+// counts that did not add up (the requests never decided), naming nothing.
+func (s *System) stalled() error {
+	for _, n := range s.nodes {
+		if n.waiting.Len() == 0 || len(n.running) > 0 {
+			continue
+		}
+		r := s.reqs.At(n.waiting.Peek())
+		tokens := r.rec.PromptTokens + r.rec.OutputTokens
+		return fmt.Errorf("hostcpu: at %v: node %d stalled with %d requests waiting and none running: "+
+			"the first (session %d, turn %d) needs %d more KV blocks, %d of %d are free, and the sessions "+
+			"holding the rest have turns on the way or queued behind it; give the accelerator more KV memory "+
+			"(accelerator.kv_capacity) or run fewer sessions at once (workload.max_concurrency)",
+			s.eng.Now(), n.index, n.waiting.Len(), r.sess.id, r.rec.Turn, n.KV.Extra(r.sess.id, tokens), n.KV.Free(), n.KV.Total())
+	}
+	return nil
 }
