@@ -21,12 +21,16 @@ type RequestRow struct {
 	// TruncatedTokens were dropped from the prompt's front to fit the
 	// model's context window.
 	TruncatedTokens int64
+	// Rejected: the request never ran (it could never fit the device's KV
+	// memory, or its context window with workload.context_policy reject);
+	// its times are zero and not latencies.
+	Rejected bool
 }
 
 // RequestColumns are the CSV header.
 var RequestColumns = []string{"id", "session", "turn", "node", "decision", "hit", "arrival_ms",
 	"prompt_tokens", "reused_tokens", "resident_tokens", "computed_tokens", "output_tokens",
-	"queue_ms", "query_ms", "import_ms", "prefill_ms", "decode_ms", "export_ms", "ttft_ms", "tpot_ms", "e2e_ms", "kv_wait_ms", "truncated_tokens"}
+	"queue_ms", "query_ms", "import_ms", "prefill_ms", "decode_ms", "export_ms", "ttft_ms", "tpot_ms", "e2e_ms", "kv_wait_ms", "truncated_tokens", "rejected"}
 
 // WriteRequestsCSV writes the rows with a header.
 func WriteRequestsCSV(w io.Writer, rows []RequestRow) error {
@@ -39,7 +43,8 @@ func WriteRequestsCSV(w io.Writer, rows []RequestRow) error {
 	for _, r := range rows {
 		rec := []string{i(r.ID), i(r.Session), i(int64(r.Turn)), i(int64(r.Node)), r.Decision, strconv.FormatBool(r.Hit), f(r.ArrivalMs),
 			i(r.PromptTokens), i(r.ReusedTokens), i(r.ResidentTokens), i(r.ComputedTokens), i(r.Output),
-			f(r.QueueMs), f(r.QueryMs), f(r.ImportMs), f(r.PrefillMs), f(r.DecodeMs), f(r.ExportMs), f(r.TTFTms), f(r.TPOTms), f(r.E2Ems), f(r.KVWaitMs), i(r.TruncatedTokens)}
+			f(r.QueueMs), f(r.QueryMs), f(r.ImportMs), f(r.PrefillMs), f(r.DecodeMs), f(r.ExportMs), f(r.TTFTms), f(r.TPOTms), f(r.E2Ems), f(r.KVWaitMs), i(r.TruncatedTokens),
+			strconv.FormatBool(r.Rejected)}
 		if err := cw.Write(rec); err != nil {
 			return err
 		}

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -27,4 +28,25 @@ func TestStalledNodeSaysSo(t *testing.T) {
 		assert.Contains(t, err.Error(), "accelerator.kv_capacity", sets)
 		assert.NotContains(t, err.Error(), "not conserved", sets)
 	}
+}
+
+// TestRejectedRequestsAreMarkedInTheCSV runs requests that can never fit
+// the device's KV memory: each is counted rejected, and its requests.csv
+// row says so (its times are zero, not latencies), where nothing told
+// such rows apart until 2026-11-26.
+func TestRejectedRequestsAreMarkedInTheCSV(t *testing.T) {
+	s, csv := run(t, "model=llama-2-7b", "accelerator.tp=1", "accelerator.kv_capacity=1GB", "workload.kind=mooncake",
+		"workload.path=../workloads/testdata/mooncake_synthetic_trace.jsonl.gz", "workload.limit=39",
+		"accelerator.max_model_len=262144", "system.design=recompute")
+	require.Positive(t, s.RequestsRejected)
+	rows := strings.Split(strings.TrimSpace(string(csv)), "\n")
+	require.Equal(t, "rejected", rows[0][strings.LastIndex(rows[0], ",")+1:])
+	marked := 0
+	for _, row := range rows[1:] {
+		if strings.HasSuffix(row, ",true") {
+			marked++
+		}
+	}
+	assert.Equal(t, int(s.RequestsRejected), marked)
+	assert.Equal(t, int(s.RequestsCompleted), len(rows)-1-marked)
 }

@@ -19,7 +19,7 @@ func (res *Result) Rows() []reports.RequestRow {
 			ComputedTokens: r.ComputedTokens, Output: r.OutputTokens,
 			QueueMs: ms(r.Queue), QueryMs: ms(r.QueryTime), ImportMs: ms(r.Import), PrefillMs: ms(r.Prefill),
 			DecodeMs: ms(r.Decode), ExportMs: ms(r.Export), TTFTms: ms(r.TTFT), TPOTms: ms(r.TPOT), E2Ems: ms(r.E2E), KVWaitMs: ms(r.KVWait),
-			TruncatedTokens: r.TruncatedTokens})
+			TruncatedTokens: r.TruncatedTokens, Rejected: !r.Done})
 	}
 	return rows
 }
