@@ -155,8 +155,7 @@ func (e *Engine) walk(id int64, op *subOp) bool {
 	*w = walkRun{e: e, id: id, index: w.index, gen: w.gen + 1, t0: now, phase0: op.phase, phases: phases, held: held}
 	for i := range e.wires {
 		if held&(1<<i) != 0 {
-			e.wires[i].channel().Free()
-			w.marks[i] = e.wires[i].mark()
+			w.marks[i] = e.wires[i].mark() // no holder's bookings in it: none holds the wire
 		}
 	}
 	t := now
@@ -225,7 +224,7 @@ func (e *Engine) arrival(ph phase, at sim.Time) sim.Time {
 func (w *walkRun) Yield() {
 	e, now := w.e, w.e.eng.Now()
 	e.splits++
-	w.let()
+	w.release(true)
 	op := e.subs.At(int(w.id))
 	op.phase = w.phase0
 	t := w.t0
@@ -242,18 +241,22 @@ func (w *walkRun) Yield() {
 		t = e.book(ph, t, sim.Event{})
 		op.phase++
 	}
-	e.freeWalks = append(e.freeWalks, w.index)
 }
 
-// let rewinds the walk's wires and lets them go; its end event is stale.
-func (w *walkRun) let() {
+// release lets the walk's wires go, first putting them back to where they
+// were when it began if rewind is set, and frees its record; its end event
+// is stale from now on.
+func (w *walkRun) release(rewind bool) {
 	for i := range w.e.wires {
 		if w.held&(1<<i) != 0 {
 			w.e.wires[i].channel().Let(w)
-			w.e.wires[i].rewind(w.marks[i])
+			if rewind {
+				w.e.wires[i].rewind(w.marks[i])
+			}
 		}
 	}
 	w.gen++
+	w.e.freeWalks = append(w.e.freeWalks, w.index)
 }
 
 // walkEnd ends the walk the event names, unless a split made it stale:
@@ -263,13 +266,7 @@ func (e *Engine) walkEnd(arg int64) {
 	if w.gen != arg/walkIndexes {
 		return
 	}
-	for i := range e.wires {
-		if w.held&(1<<i) != 0 {
-			e.wires[i].channel().Let(w)
-		}
-	}
-	w.gen++
-	e.freeWalks = append(e.freeWalks, w.index)
+	w.release(false)
 	e.step(w.id)
 }
 

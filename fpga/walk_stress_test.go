@@ -97,9 +97,7 @@ func runStress(t *testing.T, c stressCase, seed uint64, eventByEvent bool) (stre
 		ports.Forward, err = sim.NewLink(eng, "fwd", sim.LinkConfig{Bandwidth: 12 * sim.GBps, Latency: 500 * sim.Nanosecond})
 		require.NoError(t, err)
 	}
-	dir := goldenDirectory(c.scheme, kvstore.ExportDelta)
-	dir.BlockTokens, dir.BucketsLog2, dir.StorageBytes = 16, 3, 1<<36
-	dir.Shape = kvstore.KVShape{Layers: 4, KWidth: 512, VWidth: 512, ElemBytes: 2}
+	dir := walkDirectory(c.scheme)
 	if c.placement == PlaceURAM {
 		dir.StorageBytes = 1 << 34
 	}
@@ -122,9 +120,7 @@ func runStress(t *testing.T, c stressCase, seed uint64, eventByEvent bool) (stre
 		got[i] = collect{}
 	}
 	riv := &stressRival{eng: eng, ports: &ports, host: host, hbm: hbm}
-	tokens := map[int64][]uint32{}
-	held := map[int64]int{}
-	prev := map[int64]*kvstore.Key{}
+	sessions := newSessionDriver(c.scheme, dir.BlockTokens)
 	for i := range int64(400) {
 		eng.RunUntil(eng.Now() + sim.Time(rng.Int64N(int64(30*sim.Microsecond))))
 		e := rng.IntN(c.engines)
@@ -136,27 +132,9 @@ func runStress(t *testing.T, c stressCase, seed uint64, eventByEvent bool) (stre
 				eng.Schedule(eng.Now()+sim.Time(rng.Int64N(int64(20*sim.Microsecond))), sim.Event{Handler: riv, Op: int32(rng.IntN(6)), Arg: rng.Int64N(1 << 20)})
 			}
 		case 2:
-			q := QueryRequest{Session: session, TokenBytes: int64(len(tokens[session]) * 4), Reply: Reply{To: got[e], Arg: i}}
-			if c.scheme == kvstore.SchemeBlock {
-				q.Blocks = kvstore.BlockKeys(uint64(session), tokens[session], int(dir.BlockTokens))
-			} else {
-				q.Key = kvstore.PatentKey(uint64(session), tokens[session])
-			}
-			f.Query(q)
+			f.Query(sessions.query(session, Reply{To: got[e], Arg: i}))
 		default:
-			for range 1 + rng.IntN(48) {
-				tokens[session] = append(tokens[session], rng.Uint32())
-			}
-			x := ExportRequest{Session: session, TokenBytes: int64(len(tokens[session]) * 4), Reply: Reply{To: got[e], Arg: i}}
-			if c.scheme == kvstore.SchemeBlock {
-				x.Blocks, x.HeldBlocks = kvstore.BlockKeys(uint64(session), tokens[session], int(dir.BlockTokens)), held[session]
-				held[session] = len(x.Blocks)
-			} else {
-				key := kvstore.PatentKey(uint64(session), tokens[session])
-				x.Key, x.Prev = key, prev[session]
-				prev[session] = &key
-			}
-			f.Export(x)
+			f.Export(sessions.export(rng, session, Reply{To: got[e], Arg: i}))
 		}
 	}
 	eng.Run()

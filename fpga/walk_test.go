@@ -35,6 +35,61 @@ type walkOutcome struct {
 	Splits, Events, Ends int64
 }
 
+// walkDirectory is the walk tests' store: short blocks in few buckets
+// make long chains; 8 KiB a token keeps the drive's share of a run small.
+func walkDirectory(scheme kvstore.Scheme) kvstore.DirectoryConfig {
+	dir := goldenDirectory(scheme, kvstore.ExportDelta)
+	dir.BlockTokens, dir.BucketsLog2, dir.StorageBytes = 16, 3, 1<<36
+	dir.Shape = kvstore.KVShape{Layers: 4, KWidth: 512, VWidth: 512, ElemBytes: 2}
+	return dir
+}
+
+// sessionDriver makes the walk tests' queries and exports: each session's
+// prompt grows by a turn at every export, which stores it in the scheme's
+// keys (the blocks it already holds, or the previous version).
+type sessionDriver struct {
+	scheme      kvstore.Scheme
+	blockTokens int
+	tokens      map[int64][]uint32
+	held        map[int64]int
+	prev        map[int64]*kvstore.Key
+}
+
+func newSessionDriver(scheme kvstore.Scheme, blockTokens int64) *sessionDriver {
+	return &sessionDriver{scheme: scheme, blockTokens: int(blockTokens), tokens: map[int64][]uint32{},
+		held: map[int64]int{}, prev: map[int64]*kvstore.Key{}}
+}
+
+// query asks for the session's prompt as it stands.
+func (d *sessionDriver) query(session int64, reply Reply) QueryRequest {
+	tokens := d.tokens[session]
+	q := QueryRequest{Session: session, TokenBytes: int64(len(tokens) * 4), Reply: reply}
+	if d.scheme == kvstore.SchemeBlock {
+		q.Blocks = kvstore.BlockKeys(uint64(session), tokens, d.blockTokens)
+	} else {
+		q.Key = kvstore.PatentKey(uint64(session), tokens)
+	}
+	return q
+}
+
+// export grows the session's prompt by 1-48 random tokens and stores it.
+func (d *sessionDriver) export(rng *rand.Rand, session int64, reply Reply) ExportRequest {
+	for range 1 + rng.IntN(48) {
+		d.tokens[session] = append(d.tokens[session], rng.Uint32())
+	}
+	tokens := d.tokens[session]
+	x := ExportRequest{Session: session, TokenBytes: int64(len(tokens) * 4), Reply: reply}
+	if d.scheme == kvstore.SchemeBlock {
+		x.Blocks, x.HeldBlocks = kvstore.BlockKeys(uint64(session), tokens, d.blockTokens), d.held[session]
+		d.held[session] = len(x.Blocks)
+	} else {
+		key := kvstore.PatentKey(uint64(session), tokens)
+		x.Key, x.Prev = key, d.prev[session]
+		d.prev[session] = &key
+	}
+	return x
+}
+
 // rival asks the card's PCIe link and host memory for transfers of its
 // own at random times, as the host's other traffic would: each splits
 // the walks holding them.
@@ -78,11 +133,7 @@ func runWalkCase(t *testing.T, c walkCase, seed uint64, eventByEvent bool) walkO
 		require.NoError(t, err)
 		ports.ExchangeLink = peer
 	}
-	dir := goldenDirectory(c.scheme, kvstore.ExportDelta)
-	// short blocks in few buckets make long chains; 8 KiB a token keeps the
-	// drive's share of the run small
-	dir.BlockTokens, dir.BucketsLog2, dir.StorageBytes = 16, 3, 1<<36
-	dir.Shape = kvstore.KVShape{Layers: 4, KWidth: 512, VWidth: 512, ElemBytes: 2}
+	dir := walkDirectory(c.scheme)
 	cfg := DefaultConfig(dir)
 	cfg.Placement, cfg.EventByEvent, cfg.QueryTasks, cfg.ExportTasks = c.placement, eventByEvent, 2, 2
 	placement := ports.HostBytes
@@ -98,9 +149,7 @@ func runWalkCase(t *testing.T, c walkCase, seed uint64, eventByEvent bool) walkO
 	rng := rand.New(rand.NewPCG(seed, 7))
 	got := collect{}
 	riv := &rival{eng: eng, ports: &ports}
-	tokens := map[int64][]uint32{}
-	held := map[int64]int{}
-	prev := map[int64]*kvstore.Key{}
+	sessions := newSessionDriver(c.scheme, dir.BlockTokens)
 	for i := range int64(300) {
 		eng.RunUntil(eng.Now() + sim.Time(rng.Int64N(int64(40*sim.Microsecond))))
 		session := rng.Int64N(12)
@@ -108,27 +157,9 @@ func runWalkCase(t *testing.T, c walkCase, seed uint64, eventByEvent bool) walkO
 		case 0: // the rival's traffic
 			eng.Schedule(eng.Now()+sim.Time(rng.Int64N(int64(sim.Microsecond))), sim.Event{Handler: riv, Op: int32(rng.IntN(3)), Arg: 64 + rng.Int64N(8192)})
 		case 1: // a query of the session's prompt
-			q := QueryRequest{Session: session, TokenBytes: int64(len(tokens[session]) * 4), Reply: Reply{To: got, Arg: i}}
-			if c.scheme == kvstore.SchemeBlock {
-				q.Blocks = kvstore.BlockKeys(uint64(session), tokens[session], int(dir.BlockTokens))
-			} else {
-				q.Key = kvstore.PatentKey(uint64(session), tokens[session])
-			}
-			f.Query(q)
+			f.Query(sessions.query(session, Reply{To: got, Arg: i}))
 		default: // an export of the prompt grown by a turn
-			for range 1 + rng.IntN(48) {
-				tokens[session] = append(tokens[session], rng.Uint32())
-			}
-			x := ExportRequest{Session: session, TokenBytes: int64(len(tokens[session]) * 4), Reply: Reply{To: got, Arg: i}}
-			if c.scheme == kvstore.SchemeBlock {
-				x.Blocks, x.HeldBlocks = kvstore.BlockKeys(uint64(session), tokens[session], int(dir.BlockTokens)), held[session]
-				held[session] = len(x.Blocks)
-			} else {
-				key := kvstore.PatentKey(uint64(session), tokens[session])
-				x.Key, x.Prev = key, prev[session]
-				prev[session] = &key
-			}
-			f.Export(x)
+			f.Export(sessions.export(rng, session, Reply{To: got, Arg: i}))
 		}
 	}
 	eng.Run()
@@ -178,6 +209,27 @@ func TestWalkMatchesEventByEvent(t *testing.T) {
 	}
 }
 
+// hostTablesCard is a card whose tables, exchange memory and storage are
+// all a flat host memory, with the blocks of a prompt of n 512-token blocks
+// stored, so that a query of keys reads every block's bucket.
+func hostTablesCard(t *testing.T, n int, eventByEvent bool) (*sim.Engine, *Engine, *memory.FlatMemory, []kvstore.Key) {
+	eng := sim.NewEngine(0)
+	host, err := memory.FlatFromDRAM(eng, "host", memory.HostMemoryConfig())
+	require.NoError(t, err)
+	pcie, err := memory.NewPCIe(eng, memory.AlveoU55CXDMA())
+	require.NoError(t, err)
+	ports := Ports{HostMemory: host, ToHost: pcie.CardToHost, FromHost: pcie.HostToCard, Exchange: host, Tables: host,
+		Storage: host, HostBytes: memory.HostMemoryConfig().CapacityBytes(), ExchangeBytes: 1 << 30}
+	cfg := DefaultConfig(goldenDirectory(kvstore.SchemeBlock, kvstore.ExportFull))
+	cfg.EventByEvent = eventByEvent
+	f, err := NewEngine(eng, cfg, ports, ports.HostBytes)
+	require.NoError(t, err)
+	keys := kvstore.BlockKeys(1, tokenRange(n*512, 1), 512)
+	_, err = f.Directory().ExportBlocks(0, keys, 0)
+	require.NoError(t, err)
+	return eng, f, host, keys
+}
+
 // TestLongTableWalkCountsEveryAccess reads 300 bucket heads one after
 // another (a query of 300 stored blocks), on idle ports: the stage takes 300 times one read, each a
 // request, a host-memory read and the data back. (The phase counter was a
@@ -187,26 +239,13 @@ func TestLongTableWalkCountsEveryAccess(t *testing.T) {
 	took := map[int]sim.Time{}
 	for _, blocks := range []int{1, 300} {
 		for _, eventByEvent := range []bool{true, false} {
-			eng := sim.NewEngine(0)
-			host, err := memory.FlatFromDRAM(eng, "host", memory.HostMemoryConfig())
-			require.NoError(t, err)
-			pcie, err := memory.NewPCIe(eng, memory.AlveoU55CXDMA())
-			require.NoError(t, err)
-			ports := Ports{HostMemory: host, ToHost: pcie.CardToHost, FromHost: pcie.HostToCard, Exchange: host, Tables: host,
-				Storage: host, HostBytes: memory.HostMemoryConfig().CapacityBytes(), ExchangeBytes: 1 << 30}
-			cfg := DefaultConfig(goldenDirectory(kvstore.SchemeBlock, kvstore.ExportFull))
-			cfg.EventByEvent = eventByEvent
-			f, err := NewEngine(eng, cfg, ports, ports.HostBytes)
-			require.NoError(t, err)
+			eng, f, _, keys := hostTablesCard(t, blocks, eventByEvent)
 			got := collect{}
-			keys := kvstore.BlockKeys(1, tokenRange(blocks*512, 1), 512)
-			_, err = f.Directory().ExportBlocks(0, keys, 0) // stored: the query reads every block's bucket
-			require.NoError(t, err)
 			f.Query(QueryRequest{Session: 1, Blocks: keys, Reply: Reply{To: got}})
 			eng.Run()
 			st := got[0].Stages[2]
 			require.Equal(t, StageBucketRead, st.Name)
-			require.Equal(t, int64(blocks)*cfg.BucketBytes, st.Bytes)
+			require.Equal(t, int64(blocks)*f.cfg.BucketBytes, st.Bytes)
 			if d, ok := took[blocks]; ok {
 				assert.Equal(t, d, st.End-st.Start, "closed form as events, %d blocks", blocks)
 			}
@@ -280,20 +319,7 @@ func TestSplitLongWalkBooksLittle(t *testing.T) {
 	const blocks = 4000
 	took := map[bool]sim.Time{}
 	for _, eventByEvent := range []bool{true, false} {
-		eng := sim.NewEngine(0)
-		host, err := memory.FlatFromDRAM(eng, "host", memory.HostMemoryConfig())
-		require.NoError(t, err)
-		pcie, err := memory.NewPCIe(eng, memory.AlveoU55CXDMA())
-		require.NoError(t, err)
-		ports := Ports{HostMemory: host, ToHost: pcie.CardToHost, FromHost: pcie.HostToCard, Exchange: host, Tables: host,
-			Storage: host, HostBytes: memory.HostMemoryConfig().CapacityBytes(), ExchangeBytes: 1 << 30}
-		cfg := DefaultConfig(goldenDirectory(kvstore.SchemeBlock, kvstore.ExportFull))
-		cfg.EventByEvent = eventByEvent
-		f, err := NewEngine(eng, cfg, ports, ports.HostBytes)
-		require.NoError(t, err)
-		keys := kvstore.BlockKeys(1, tokenRange(blocks*512, 1), 512)
-		_, err = f.Directory().ExportBlocks(0, keys, 0)
-		require.NoError(t, err)
+		eng, f, host, keys := hostTablesCard(t, blocks, eventByEvent)
 		eng.Schedule(sim.Microsecond, sim.Event{Handler: &hostTicker{eng: eng, host: host, period: 5 * sim.Microsecond, stop: 6 * sim.Millisecond}})
 		got := collect{}
 		f.Query(QueryRequest{Session: 1, Blocks: keys, Reply: Reply{To: got}})

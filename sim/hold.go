@@ -36,13 +36,15 @@ func (l *Link) Rewind(m LinkMark) {
 }
 
 // Arrival returns when a transfer of bytes asked for at time at would
-// arrive, as the link stands, asking nothing.
+// arrive, as the link stands, asking nothing; at most MaxTime (the
+// transfer itself then overflows in TransferFrom).
 func (l *Link) Arrival(at Time, bytes int64) Time {
-	return max(at, l.freeAt) + l.cfg.WireTime(bytes) + l.cfg.Latency
+	return SumTime(max(at, l.freeAt), l.cfg.WireTime(bytes), l.cfg.Latency)
 }
 
-// Hold makes h the link's holder; h frees the link (Free) before it books
-// ahead, so that no other holder's bookings are left in its way.
+// Hold makes h the link's holder. Before it books ahead, h makes sure no
+// other holder's bookings are in its way: it books only links not Held, or
+// frees them first (Free).
 func (l *Link) Hold(h Holder) { l.holder = h }
 
 // Held reports whether a holder holds the link.

@@ -104,11 +104,7 @@ func (c LinkConfig) WireBytes(bytes int64) int64 {
 func (c LinkConfig) WireTime(bytes int64) Time {
 	t := c.Bandwidth.TransferTime(c.WireBytes(bytes))
 	if c.ChunkBytes > 0 && bytes > 0 {
-		chunks := Time((bytes + c.ChunkBytes - 1) / c.ChunkBytes)
-		if c.ChunkOverhead > 0 && chunks > MaxTime/c.ChunkOverhead {
-			return MaxTime
-		}
-		t = SumTime(t, chunks*c.ChunkOverhead)
+		t = SumTime(t, MulTime((bytes+c.ChunkBytes-1)/c.ChunkBytes, c.ChunkOverhead))
 	}
 	return t
 }
