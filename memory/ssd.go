@@ -53,6 +53,10 @@ type SSD struct {
 	bufferUsed   int64
 	bufferWait   sim.FIFO[int] // writes waiting for buffer space
 	pendingBytes int64         // buffered bytes not yet making a whole page
+	// lastAdmit is the latest write's admission, and ahead the pending
+	// releases booking has counted (ssd_booked.go)
+	lastAdmit sim.Time
+	ahead     aheadReleases
 
 	reads, writes             sim.Counter
 	bytesRead, bytesWritten   sim.Counter
@@ -62,8 +66,9 @@ type SSD struct {
 type ssdCmd struct {
 	req     Request
 	start   sim.Time
-	floored bool // the small-I/O floor has been applied
-	parent  int  // the split request it is part of, or -1
+	ctrl    sim.Time // when a write leaves the controller (booked admission)
+	floored bool     // the small-I/O floor has been applied
+	parent  int      // the split request it is part of, or -1
 }
 
 // split is a request longer than MaxIOBytes, done with its last command:
@@ -171,7 +176,13 @@ func (s *SSD) startWaiting() {
 
 func (s *SSD) start(slot int) {
 	s.inFlight++
-	s.ctrlDone.Schedule(s.ctrl.submit(s.eng.Now()), sim.Event{Handler: s, Op: opSSDControllerDone, Arg: int64(slot)})
+	ctrl := s.ctrl.submit(s.eng.Now())
+	if c := s.cmds.At(slot); c.req.Write && s.booking() {
+		c.ctrl = ctrl
+		s.admitWrite(slot)
+		return
+	}
+	s.ctrlDone.Schedule(ctrl, sim.Event{Handler: s, Op: opSSDControllerDone, Arg: int64(slot)})
 }
 
 // controller is ControllerCores cores in front of one FIFO queue, every
@@ -199,7 +210,8 @@ func (s *SSD) Handle(ev sim.Event) {
 	slot := int(ev.Arg)
 	switch ev.Op {
 	case opSSDControllerDone:
-		if s.cmds.At(slot).req.Write {
+		if c := s.cmds.At(slot); c.req.Write {
+			c.ctrl = s.eng.Now()
 			s.admitWrite(slot)
 		} else {
 			s.readFlash(slot)
@@ -234,7 +246,9 @@ func (s *SSD) readFlash(slot int) {
 }
 
 // admitWrite reserves buffer space for a write and starts its data
-// transfer, or queues it until programs free enough space.
+// transfer, or queues it until programs free enough space; with booked
+// admission (ssd_booked.go) it does so as of when the write leaves the
+// controller.
 func (s *SSD) admitWrite(slot int) {
 	if s.bufferWait.Len() > 0 || !s.reserveBuffer(slot) {
 		s.bufferWait.Push(slot)
@@ -243,6 +257,9 @@ func (s *SSD) admitWrite(slot int) {
 }
 
 func (s *SSD) reserveBuffer(slot int) bool {
+	if s.booking() {
+		return s.bookBuffer(slot)
+	}
 	s.freeReleased()
 	n := s.cmds.At(slot).req.Bytes
 	if s.bufferUsed+n > s.cfg.WriteBufferBytes && s.bufferUsed > 0 {
@@ -294,14 +311,24 @@ func (s *SSD) scheduleRelease(at sim.Time, bytes int64) {
 // freeReleased applies the releases that precede the event being handled.
 func (s *SSD) freeReleased() {
 	for s.pendingReleases.Len() > 0 && s.eng.Precedes(s.pendingReleases.Peek().key) {
-		s.bufferUsed -= s.pendingReleases.Pop().bytes
+		freed := s.pendingReleases.Pop().bytes
+		s.bufferUsed -= freed
+		if s.ahead.n > 0 {
+			s.ahead.n--
+			s.ahead.bytes -= freed
+		}
 	}
 }
 
 // wakeForSpace raises the next release as an event while writes wait for
 // buffer space, so that they are admitted exactly when they would be if
-// every release were an event.
+// every release were an event; with booked admission it admits those the
+// releases known make room for.
 func (s *SSD) wakeForSpace() {
+	if s.booking() {
+		s.bookWaiting()
+		return
+	}
 	s.freeReleased()
 	if !s.waking && s.bufferWait.Len() > 0 && s.pendingReleases.Len() > 0 {
 		s.waking = true

@@ -287,6 +287,7 @@ func (s *SSD) settleRun(now sim.Time) {
 		for i, c := range cmds {
 			if c.admit <= now {
 				s.bufferUsed += c.bytes
+				s.lastAdmit = c.admit
 			}
 			if c.arrive <= now {
 				arrived.add(c.bytes, c.arrive)
@@ -298,7 +299,7 @@ func (s *SSD) settleRun(now sim.Time) {
 			}
 			part := r
 			part.Addr, part.Bytes = r.Addr+int64(i)*maxIO, c.bytes
-			slot := s.cmds.Put(ssdCmd{req: part, start: x.arrival, parent: parent})
+			slot := s.cmds.Put(ssdCmd{req: part, start: x.arrival, ctrl: c.ctrl, parent: parent})
 			s.inFlight++
 			switch {
 			case c.arrive <= now:
@@ -308,10 +309,8 @@ func (s *SSD) settleRun(now sim.Time) {
 				if at := s.host.HostToCard.TransferFrom(c.admit, c.bytes, sim.Event{Handler: s, Op: opSSDWriteArrived, Arg: int64(slot)}); at != c.arrive {
 					panic(fmt.Sprintf("memory: %s at %v: a run's command arrives at %v, the link says %v", s.cfg.Name, now, c.arrive, at))
 				}
-			case c.ctrl <= now:
+			default: // admitted by booking, once the run's releases are pending
 				s.bufferWait.Push(slot)
-			default:
-				s.ctrlDone.Schedule(c.ctrl, sim.Event{Handler: s, Op: opSSDControllerDone, Arg: int64(slot)})
 			}
 		}
 		if ended == x.n && !x.raised {

@@ -88,6 +88,26 @@ func TestSSDFastPathMatchesEventByEvent(t *testing.T) {
 	}
 }
 
+// TestBookedAdmissionWaitsWithoutEvents: writes that queue behind a read,
+// and so go event by event, and that overfill the buffer are admitted by
+// booking: the same completions as stage by stage, without the controller
+// event of each command and the release events of those that wait.
+func TestBookedAdmissionWaitsWithoutEvents(t *testing.T) {
+	cfg := KioxiaCM6()
+	cfg.WriteBufferBytes = 8 << 20
+	at := []sim.Time{0, 0, 0}
+	reqs := []Request{{Addr: 0, Bytes: 4096}, {Addr: 1 << 30, Bytes: 48 << 20, Write: true}, {Addr: 2 << 30, Bytes: 16 << 20, Write: true}}
+	booked := requireSamePaths(t, cfg, at, reqs)
+	require.Zero(t, booked.run.nextID, "the writes went event by event")
+	slow := cfg
+	slow.EventByEvent = true
+	stage, _, _ := runSSDWorkload(t, slow, at, reqs)
+	commands := uint64(64)
+	waited := uint64(48) // at least: 8 MiB of the 64 find room at once
+	assert.LessOrEqual(t, booked.eng.Handled()+commands+waited, stage.eng.Handled(),
+		"no controller event for a write command, no release event for one that waits")
+}
+
 // randomSSDWorkload draws 400 requests or so in bursts (often several at
 // one instant) a mean gap apart: reads per 100 of them, each of up to
 // maxCmds commands or, one in three, up to a page.
