@@ -595,6 +595,7 @@ func (r *resolver) capacity(key, text string, region int64) (int64, bool) {
 func (r *resolver) resolveWorkload(sc *Scenario, out *resolved) {
 	w := sc.Workload
 	r.oneOf("workload.kind", w.Kind, append([]string{"synthetic"}, workloads.TraceFormats...)...)
+	r.kindKeys(w)
 	r.intIn("workload.limit", int64(w.Limit), 0, 1<<31-1)
 	r.floatIn("workload.time_scale", w.TimeScale, 1e-9, 1e9)
 	r.intIn("workload.max_concurrency", int64(w.MaxConcurrency), 0, 1<<20)

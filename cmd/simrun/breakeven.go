@@ -69,7 +69,9 @@ func writeBreakEvenTrace(out string, histories []int64) (string, error) {
 	return path, reports.WriteBytes(path, b.Bytes())
 }
 
-// breakEvenSets are a design's overrides for the map: the sessions, every
+// breakEvenSets are a design's overrides for the map: the sessions (and
+// the synthetic generator's keys back at the default's, which a replay
+// does not read), every
 // turn's KV dropped from the accelerator after it (so that the resumed
 // turn needs the store or a recomputation), all of the device memory for
 // KV, and a context window and an asynchronous save's buffer that take the
@@ -77,9 +79,9 @@ func writeBreakEvenTrace(out string, histories []int64) (string, error) {
 func breakEvenSets(base *scenario.Loaded, trace, design string, histories []int64) []string {
 	window := histories[len(histories)-1] + breakEvenNewTokens + breakEvenOutputTokens
 	perToken, _ := base.KVRoom()
-	return []string{"system.design=" + design, "workload.kind=sessions", "workload.path=" + trace, "workload.time_scale=1",
+	return append(scenario.SyntheticDefaults(), "system.design="+design, "workload.kind=sessions", "workload.path="+trace, "workload.time_scale=1",
 		"workload.limit=0", "workload.max_concurrency=0", "accelerator.retain=off", "accelerator.kv_capacity=auto",
-		"accelerator.max_model_len=" + strconv.FormatInt(window, 10), "store.async_buffer=" + strconv.FormatInt(window*perToken, 10) + "B"}
+		"accelerator.max_model_len="+strconv.FormatInt(window, 10), "store.async_buffer="+strconv.FormatInt(window*perToken, 10)+"B")
 }
 
 // breakEvenPath is a path the stored KV is read over: its name and the

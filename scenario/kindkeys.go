@@ -1,0 +1,73 @@
+package scenario
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"sync"
+
+	"gopkg.in/yaml.v3"
+)
+
+// syntheticOnlyKeys are the workload keys only the synthetic generator
+// reads, traceOnlyKeys those only a trace's replay reads: given another
+// value than the embedded default's for the other kind of workload, they
+// would change nothing, silently, so the scenario is refused (kindKeys).
+var (
+	syntheticOnlyKeys = []string{"workload.sessions", "workload.session_rate_per_s", "workload.turns_mean",
+		"workload.system_prompt_tokens", "workload.interrupt_probability", "workload.think_median_s", "workload.think_p90_s",
+		"workload.first_prompt_median_tokens", "workload.first_prompt_p90_tokens", "workload.follow_up_median_tokens",
+		"workload.follow_up_p90_tokens", "workload.output_median_tokens", "workload.output_p90_tokens", "workload.memory_limit_gib"}
+	traceOnlyKeys = []string{"workload.path", "workload.time_scale", "workload.skip_bad_lines"}
+)
+
+// kindKeys fails for a key that the workload's kind does not read, set by
+// the file or a --set to another value than the embedded default's (a copy
+// of the default file sets them all).
+func (r *resolver) kindKeys(w Workload) {
+	keys, reader := syntheticOnlyKeys, "the synthetic generator"
+	if w.Kind == "synthetic" {
+		keys, reader = traceOnlyKeys, "a trace's replay"
+	}
+	def := defaultWorkload()
+	for _, k := range keys {
+		if v := workloadValue(w, k); !r.unset(k) && v != workloadValue(def, k) {
+			r.fail(r.culprit(k, "workload.kind"), "%s is %v, but only %s reads it, and workload.kind is %s", k, v, reader, w.Kind)
+		}
+	}
+}
+
+// SyntheticDefaults are the synthetic generator's keys at the embedded
+// default's values, as --set overrides: a study that turns a scenario into
+// a trace's replay sets them back, so that the synthetic settings of the
+// scenario it starts from are not refused as unread.
+func SyntheticDefaults() []string {
+	def := defaultWorkload()
+	sets := make([]string, len(syntheticOnlyKeys))
+	for i, k := range syntheticOnlyKeys {
+		sets[i] = fmt.Sprintf("%s=%v", k, workloadValue(def, k))
+	}
+	return sets
+}
+
+// defaultWorkload is the embedded default scenario's workload.
+var defaultWorkload = sync.OnceValue(func() Workload {
+	var sc Scenario
+	if err := yaml.Unmarshal(defaultYAML, &sc); err != nil {
+		panic(fmt.Sprintf("scenario: the embedded default: %v", err))
+	}
+	return sc.Workload
+})
+
+// workloadValue is the value of workload key k ("workload." and a field's
+// YAML name).
+func workloadValue(w Workload, k string) any {
+	name := strings.TrimPrefix(k, "workload.")
+	t := reflect.TypeOf(w)
+	for i := range t.NumField() {
+		if tag, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); tag == name {
+			return reflect.ValueOf(w).Field(i).Interface()
+		}
+	}
+	panic("scenario: no workload key " + k)
+}
