@@ -33,14 +33,18 @@ func runRegress(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "simrun regress: no micro-scenarios (NAME.yaml) in %s\n", *dir)
 		return 2
 	}
-	changed := 0
-	for _, path := range names {
-		name := strings.TrimSuffix(filepath.Base(path), ".yaml")
+	runs := make([]string, len(names)) // every run first: an update writes all goldens or none
+	for i, path := range names {
 		got, err := regressRun(path, strings.TrimSuffix(path, ".yaml")+".jsonl")
 		if err != nil {
-			fmt.Fprintf(stderr, "simrun regress: %s: %v\n", name, err)
+			fmt.Fprintf(stderr, "simrun regress: %s: %v\n", strings.TrimSuffix(filepath.Base(path), ".yaml"), err)
 			return 2
 		}
+		runs[i] = got
+	}
+	changed := 0
+	for i, path := range names {
+		name, got := strings.TrimSuffix(filepath.Base(path), ".yaml"), runs[i]
 		golden := strings.TrimSuffix(path, ".yaml") + ".golden"
 		if *update {
 			if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {

@@ -45,3 +45,21 @@ func TestRegressReportsAChange(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "no micro-scenarios")
 }
+
+// TestRegressUpdateWritesAllOrNone: a micro-scenario that fails to run stops
+// an update before it rewrites any golden, even those of the scenarios that
+// come before it.
+func TestRegressUpdateWritesAllOrNone(t *testing.T) {
+	dir := t.TempDir()
+	for _, ext := range []string{".yaml", ".jsonl"} {
+		data, err := os.ReadFile(filepath.Join(regressDir, "decode-beam"+ext))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "a-good"+ext), data, 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "b-bad"+ext), data, 0o644))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "b-bad.yaml"), []byte("seed: [1]\n"), 0o644))
+	code, _, stderr := simrun("regress", "--dir", dir, "--update")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "b-bad")
+	assert.NoFileExists(t, filepath.Join(dir, "a-good.golden"), "the good scenario's golden is not written either")
+}
