@@ -1,13 +1,14 @@
 package scenario
 
 import (
-	"github.com/kvcosim/kvcosim/kvstore"
+	"fmt"
 	"strings"
 
 	"github.com/kvcosim/kvcosim/accel"
 	"github.com/kvcosim/kvcosim/accel/kernels"
 	"github.com/kvcosim/kvcosim/accel/tinylm"
 	"github.com/kvcosim/kvcosim/hostcpu"
+	"github.com/kvcosim/kvcosim/kvstore"
 )
 
 // Functional is functional mode's model, decoding and fault injection
@@ -83,7 +84,10 @@ func (r *Run) buildFunctional(f *functionalConfig) error {
 			return err
 		}
 	}
-	return r.sys.EnableFunctional(fn)
+	if err := r.sys.EnableFunctional(fn); err != nil {
+		return fmt.Errorf("%w (workload.kind %s, workload.path %q)", err, r.l.Workload.Kind, r.l.Workload.Path)
+	}
+	return nil
 }
 
 // corrupter chooses the sessions whose stored bytes get a fault: a

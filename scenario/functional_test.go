@@ -62,5 +62,5 @@ func TestFunctionalNeedsTokenIDs(t *testing.T) {
 		"workload.path=" + filepath.Join("..", "workloads", "testdata", "mooncake_conversation_trace.jsonl.gz"), "workload.limit=3"})
 	require.NoError(t, err)
 	_, err = Build(l)
-	require.ErrorContains(t, err, "functional: functional mode: session 0 has token counts, not ids: use a workload with token ids")
+	require.ErrorContains(t, err, `functional: functional mode: session 0 has token counts, not ids: use a workload with token ids (workload.kind mooncake, workload.path "../workloads/testdata/mooncake_conversation_trace.jsonl.gz")`)
 }
