@@ -37,6 +37,9 @@ type SSD struct {
 	cmds     sim.Slots[ssdCmd]
 	// writesDone holds write completions, which come in time order
 	writesDone *sim.Lane
+	// arrivals holds the writes' arrivals at the card, at PriorityEarly:
+	// at a tie a write programs its pages before a read senses
+	arrivals *sim.Lane
 	// pendingReleases are the buffer releases not yet applied, in time
 	// order (see program), each at its reserved key: they are applied when
 	// the buffer is next looked at, and one is raised as an event only
@@ -105,6 +108,7 @@ func NewSSD(eng *sim.Engine, cfg SSDConfig) (*SSD, error) {
 		planes:      newNANDPlanes(cfg),
 		channels:    newNANDChannels(cfg),
 		writesDone:  sim.NewLane(eng, cfg.Name+".writes"),
+		arrivals:    sim.NewLaneP(eng, cfg.Name+".arrivals", sim.PriorityEarly),
 		readLatency: sim.NewDistribution(), writeLatency: sim.NewDistribution()}, nil
 }
 
@@ -266,8 +270,16 @@ func (s *SSD) reserveBuffer(slot int) bool {
 		return false
 	}
 	s.bufferUsed += n
-	s.host.HostToCard.Transfer(n, sim.Event{Handler: s, Op: opSSDWriteArrived, Arg: int64(slot)})
+	s.transferWrite(s.eng.Now(), n, slot)
 	return true
+}
+
+// transferWrite sends write slot's n bytes over the host link from at and
+// raises its arrival on the arrivals lane; it returns the arrival time.
+func (s *SSD) transferWrite(at sim.Time, n int64, slot int) sim.Time {
+	arrival := s.host.HostToCard.TransferFrom(at, n, sim.Event{Op: opSSDWriteArrived, Arg: int64(slot)})
+	s.arrivals.Schedule(arrival, sim.Event{Handler: s, Op: opSSDWriteArrived, Arg: int64(slot)})
+	return arrival
 }
 
 func (s *SSD) admitWaitingWrites() {

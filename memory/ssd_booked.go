@@ -1,7 +1,5 @@
 package memory
 
-import "github.com/kvcosim/kvcosim/sim"
-
 // Booked admission: the write path of the event-by-event drive without
 // the events that only wait. Nothing but the drive's writes uses its write
 // buffer and its host-to-card link, each serves them in the order they
@@ -60,7 +58,7 @@ func (s *SSD) bookBuffer(slot int) bool {
 	}
 	s.lastAdmit = t
 	s.bufferUsed += n
-	s.host.HostToCard.TransferFrom(t, n, sim.Event{Handler: s, Op: opSSDWriteArrived, Arg: int64(slot)})
+	s.transferWrite(t, n, slot)
 	return true
 }
 

@@ -306,7 +306,7 @@ func (s *SSD) settleRun(now sim.Time) {
 				s.writesDone.Schedule(c.end, sim.Event{Handler: s, Op: opSSDComplete, Arg: int64(slot)})
 			case c.admit <= now:
 				arrived.flush(s.host.HostToCard)
-				if at := s.host.HostToCard.TransferFrom(c.admit, c.bytes, sim.Event{Handler: s, Op: opSSDWriteArrived, Arg: int64(slot)}); at != c.arrive {
+				if at := s.transferWrite(c.admit, c.bytes, slot); at != c.arrive {
 					panic(fmt.Sprintf("memory: %s at %v: a run's command arrives at %v, the link says %v", s.cfg.Name, now, c.arrive, at))
 				}
 			default: // admitted by booking, once the run's releases are pending

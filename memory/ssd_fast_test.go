@@ -108,6 +108,24 @@ func TestBookedAdmissionWaitsWithoutEvents(t *testing.T) {
 		"no controller event for a write command, no release event for one that waits")
 }
 
+// TestBookedArrivalTiesWithARead: on the SmartSSD, whose commands all go
+// event by event, a write that completes a page arrives at the very
+// picosecond a read leaves the controller, the read issued while the
+// write is in the controller (after its transfer is booked, before it
+// would have started stage by stage). The write's arrival goes first
+// both ways (PriorityEarly), so the read senses plane 0 after the page
+// is programmed on it both ways; with the arrival ordered by when it was
+// scheduled, the read went first stage by stage and 1.5 ms later booked.
+func TestBookedArrivalTiesWithARead(t *testing.T) {
+	cfg := SmartSSDP2P()
+	link := cfg.Host.linkConfig(cfg.Host.HostToCard)
+	arrive := sim.Millisecond + cfg.CommandTime + link.WireTime(1<<10) + link.Latency
+	at := []sim.Time{0, sim.Millisecond, arrive - cfg.CommandTime}
+	require.Less(t, at[2], sim.Millisecond+cfg.CommandTime, "the read is issued while the write is in the controller")
+	reqs := []Request{{Addr: 0, Bytes: 15 << 10, Write: true}, {Addr: 1 << 30, Bytes: 1 << 10, Write: true}, {Addr: 0, Bytes: 16 << 10}}
+	requireSamePaths(t, cfg, at, reqs)
+}
+
 // randomSSDWorkload draws 400 requests or so in bursts (often several at
 // one instant) a mean gap apart: reads per 100 of them, each of up to
 // maxCmds commands or, one in three, up to a page.

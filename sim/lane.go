@@ -13,20 +13,27 @@ type Lane struct {
 	name    string
 	pending FIFO[entry]
 	last    Time
+	prio    Priority
 }
 
 // NewLane returns an empty lane on eng; name identifies it in invariant
 // failures.
-func NewLane(eng *Engine, name string) *Lane { return &Lane{eng: eng, name: name} }
+func NewLane(eng *Engine, name string) *Lane { return NewLaneP(eng, name, PriorityNormal) }
+
+// NewLaneP is NewLane whose events take priority p (ties at one
+// picosecond go before or after the normal events, as for ScheduleP).
+func NewLaneP(eng *Engine, name string, p Priority) *Lane {
+	return &Lane{eng: eng, name: name, prio: p}
+}
 
 // Last returns the time of the latest event scheduled on the lane (0 before
 // the first).
 func (l *Lane) Last() Time { return l.last }
 
-// Schedule raises ev at time at with normal priority. Scheduling before the
-// lane's last event, or in the past, is a programming error; a negative
-// time, a sum that wrapped past MaxTime, panics with an *Overflow, as
-// Engine.ScheduleP does.
+// Schedule raises ev at time at with the lane's priority. Scheduling
+// before the lane's last event, or in the past, is a programming error; a
+// negative time, a sum that wrapped past MaxTime, panics with an
+// *Overflow, as Engine.ScheduleP does.
 func (l *Lane) Schedule(at Time, ev Event) {
 	e := l.eng
 	if at < 0 {
@@ -37,7 +44,7 @@ func (l *Lane) Schedule(at Time, ev Event) {
 			l.name, e.now, ev.name(), at, l.last))
 	}
 	e.seq++
-	x := entry{at: at, order: uint64(PriorityNormal)<<seqBits | e.seq, ev: ev}
+	x := entry{at: at, order: uint64(l.prio)<<seqBits | e.seq, ev: ev}
 	if l.pending.Len() == 0 {
 		e.push(l.stand(x))
 	}

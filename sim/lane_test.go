@@ -40,3 +40,15 @@ func TestLaneRejectsTimeGoingBack(t *testing.T) {
 	require.Equal(t, []string{"10ps:1", "10ps:3", "10ps:4"}, l.got)
 	require.Equal(t, Time(10), lane.Last())
 }
+
+func TestLanePriority(t *testing.T) {
+	eng := NewEngine(0)
+	l := &logger{eng: eng}
+	early := NewLaneP(eng, "early", PriorityEarly)
+	eng.Schedule(10, Event{Handler: l, Op: 1})
+	early.Schedule(10, Event{Handler: l, Op: 2})
+	early.Schedule(10, Event{Handler: l, Op: 3})
+	eng.ScheduleP(10, PriorityEarly, Event{Handler: l, Op: 4})
+	eng.Run()
+	require.Equal(t, []string{"10ps:2", "10ps:3", "10ps:4", "10ps:1"}, l.got)
+}
