@@ -162,3 +162,42 @@ func FuzzSweepFolder(f *testing.F) {
 		}
 	})
 }
+
+// TestSweepProbeFindings holds the CLI probe's reproducers: each used to
+// run (exit 0) or hang, and now exits 2 naming the file, line, key or
+// argument at fault.
+func TestSweepProbeFindings(t *testing.T) {
+	dir := t.TempDir()
+	onePoint := "set:\n  workload.sessions: 20\ngrid:\n  system.design: [cpu, fpga]\n"
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		// base: a list was read as no base at all, and the embedded default ran.
+		{"base a list", []string{"sweep", "-c", writeSweepFile(t, "base: [a.yaml]\n"+onePoint), "-o", filepath.Join(dir, "a")},
+			"sweep.yaml:1: key base: expected the base scenario's path"},
+		{"base a mapping", []string{"sweep", "-c", writeSweepFile(t, "base:\n  path: a.yaml\n"+onePoint), "-o", filepath.Join(dir, "b")},
+			"sweep.yaml:2: key base: expected the base scenario's path"},
+		// more shards than points: shard 2 of 3 wrote a header only, which
+		// merge then refused.
+		{"shard with no points", []string{"sweep", "-c", writeSweepFile(t, onePoint), "-o", filepath.Join(dir, "c"), "--shard", "2/3"},
+			`--shard "2/3": the sweep has 2 points, so 3 shards leave some with none: use N <= 2`},
+		// a sweep file that never ends was read until memory ran out.
+		{"endless sweep file", []string{"sweep", "-c", "/dev/zero", "-o", filepath.Join(dir, "d")},
+			"/dev/zero: cannot read the sweep: larger than the 16384 KiB limit of a sweep file"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.args[2] == "/dev/zero" {
+				if _, err := os.Stat("/dev/zero"); err != nil {
+					t.Skip("no /dev/zero")
+				}
+			}
+			code, _, stderr := simrun(c.args...)
+			assert.Equal(t, 2, code, stderr)
+			assert.Contains(t, stderr, c.want)
+			assert.NoDirExists(t, c.args[4], "a refused sweep leaves no folder")
+		})
+	}
+}
