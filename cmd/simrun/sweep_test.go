@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -198,6 +200,29 @@ func TestSweepProbeFindings(t *testing.T) {
 			assert.Equal(t, 2, code, stderr)
 			assert.Contains(t, stderr, c.want)
 			assert.NoDirExists(t, c.args[4], "a refused sweep leaves no folder")
+		})
+	}
+}
+
+// TestReportRefusesCellsItCannotPlot: a plotted cell of NaN or Inf was
+// refused by the plotting library with the plot's title, naming neither
+// the folder, the point nor the column; now they are named, as for a cell
+// that is not a number.
+func TestReportRefusesCellsItCannotPlot(t *testing.T) {
+	m := sweepManifest{Points: 1, Keys: []string{"system.design"}, Shard: "all", Scenario: "a", Values: [][]string{{"cpu"}}}
+	for _, cell := range []string{"NaN", "Inf", "-Inf", "x", ""} {
+		t.Run(cell, func(t *testing.T) {
+			dir := fakeSweep(t, m, []string{"0", "cpu"})
+			rows := [][]string{sweepHeader(m.Keys), make([]string, len(sweepHeader(m.Keys)))}
+			for i := range rows[1] {
+				rows[1][i] = "1"
+			}
+			rows[1][0], rows[1][1] = "0", "cpu"
+			rows[1][slices.Index(rows[0], "ttft_ms_p50")] = cell
+			require.NoError(t, writeSweepFiles(dir, rows, m))
+			code, _, stderr := simrun("report", "-i", dir)
+			assert.Equal(t, 2, code)
+			assert.Contains(t, stderr, fmt.Sprintf("simrun report: %s: sweep.csv point 0: ttft_ms_p50 = %q: want a finite number", dir, cell))
 		})
 	}
 }
