@@ -17,7 +17,7 @@ import (
 // path is taken from the scenario file's folder.
 func (r *resolver) deviceFile(key, path string) accel.Device {
 	full := r.besideScenario(key, path)
-	data, err := readBounded(full)
+	data, err := readBounded(full, MaxScenarioBytes, "a device file")
 	if err != nil {
 		r.fail(key, "cannot read the device file: %v", err)
 		return accel.Device{}

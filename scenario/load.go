@@ -63,7 +63,7 @@ func Load(path string, sets []string) (*Loaded, error) {
 	if path == "" {
 		return load(nil, "", sets)
 	}
-	data, err := readBounded(path)
+	data, err := readBounded(path, MaxScenarioBytes, "a scenario file")
 	if err != nil {
 		return nil, &Error{Where: path, Msg: fmt.Sprintf("cannot read the scenario: %v", err)}
 	}
@@ -77,19 +77,20 @@ func Load(path string, sets []string) (*Loaded, error) {
 // needs, and read no further (a device such as /dev/zero never ends).
 const MaxScenarioBytes = 1 << 20
 
-// readBounded reads a file of at most MaxScenarioBytes.
-func readBounded(path string) ([]byte, error) {
+// readBounded reads a file of at most limit bytes (what names the kind of
+// file in the error).
+func readBounded(path string, limit int, what string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxScenarioBytes+1))
+	data, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
 	if err != nil {
 		return nil, err
 	}
-	if len(data) > MaxScenarioBytes {
-		return nil, fmt.Errorf("larger than the %d KiB limit of a scenario file", MaxScenarioBytes>>10)
+	if len(data) > limit {
+		return nil, fmt.Errorf("larger than the %d KiB limit of %s", limit>>10, what)
 	}
 	return data, nil
 }

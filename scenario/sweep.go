@@ -2,7 +2,6 @@ package scenario
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -55,7 +54,7 @@ type SweepPoint struct {
 
 // LoadSweep reads a sweep file; errors name the file, line and key.
 func LoadSweep(path string) (*Sweep, error) {
-	data, err := os.ReadFile(path)
+	data, err := readBounded(path, MaxSweepBytes, "a sweep file")
 	if err != nil {
 		return nil, &Error{Where: path, Msg: fmt.Sprintf("cannot read the sweep: %v", err)}
 	}
@@ -79,6 +78,9 @@ func LoadSweep(path string) (*Sweep, error) {
 		sections[k.Value] = at(k)
 		switch k.Value {
 		case "base":
+			if v.Kind != yaml.ScalarNode {
+				return nil, &Error{Where: at(v), Key: "base", Msg: "expected the base scenario's path"}
+			}
 			if v.Value != "" {
 				s.Base = v.Value // an absolute path as it is, a relative one from the sweep's folder
 				if !filepath.IsAbs(s.Base) {
@@ -160,6 +162,10 @@ func (s *Sweep) readWhen(n *yaml.Node, at func(*yaml.Node) string) error {
 	}
 	return nil
 }
+
+// MaxSweepBytes bounds a sweep file, as MaxScenarioBytes a scenario's: a
+// device such as /dev/zero never ends.
+const MaxSweepBytes = 16 << 20
 
 // MaxSweepPoints bounds a sweep's grid: each point is a run and a folder,
 // and a grid past this is more likely a typo than a plan.

@@ -3,6 +3,7 @@ package workloads
 import (
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -173,4 +174,21 @@ func TestRunMemoryEstimateBoundsMeasuredRuns(t *testing.T) {
 	assert.InDelta(t, 3049, c.TokensPerSession(), 1, "1,371 first + 2.51 x 391 follow-up + 3.51 x 198 output")
 	c.SystemPromptTokens = 1000
 	assert.InDelta(t, 4049, c.TokensPerSession(), 1, "a system prompt is every session's")
+}
+
+// TestEndlessFileIsRefused: a trace path that never ends a line (the
+// probe's /dev/zero) was read forever, skipping bad lines or not; it now
+// stops after maxUnendedBytes naming the file and line.
+func TestEndlessFileIsRefused(t *testing.T) {
+	if _, err := os.Stat("/dev/zero"); err != nil {
+		t.Skip("no /dev/zero")
+	}
+	for _, format := range []string{"mooncake", "azure", "sessions"} {
+		for _, skip := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/skip=%v", format, skip), func(t *testing.T) {
+				_, err := ReadTrace(format, "/dev/zero", skip)
+				assert.EqualError(t, err, "/dev/zero:1: no end of line in 1024 MiB: not a trace of lines")
+			})
+		}
+	}
 }

@@ -227,8 +227,12 @@ func eachLine(path string, header func(text string) error, f func(text string, l
 // after the last line.
 func readLine(br *bufio.Reader) (text string, tooLong bool, err error) {
 	var buf []byte
+	read := 0
 	for {
 		chunk, err := br.ReadSlice('\n')
+		if read += len(chunk); read > maxUnendedBytes {
+			return "", true, errNoLineEnd
+		}
 		if !tooLong {
 			buf = append(buf, chunk...)
 			if len(buf) > MaxLineBytes+2 {
@@ -242,9 +246,21 @@ func readLine(br *bufio.Reader) (text string, tooLong bool, err error) {
 	}
 }
 
+// maxUnendedBytes bounds how much of a too-long line is read to skip it:
+// a file with no end of line (a device such as /dev/zero) would be read
+// forever.
+const maxUnendedBytes = 16 * MaxLineBytes
+
+// errNoLineEnd is readLine's error for a line past maxUnendedBytes.
+var errNoLineEnd = errors.New("no end of line")
+
 // readError names a read failure after a line: a truncated gzip stream
-// says so.
+// says so, and a line without an end stops the read even when bad lines
+// are skipped.
 func readError(path string, line int, err error) error {
+	if errors.Is(err, errNoLineEnd) {
+		return &LineError{path, line + 1, "", fmt.Sprintf("no end of line in %d MiB: not a trace of lines", maxUnendedBytes>>20)}
+	}
 	if errors.Is(err, io.ErrUnexpectedEOF) {
 		return fmt.Errorf("%s: truncated gzip stream after line %d", path, line)
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"strconv"
@@ -66,9 +67,17 @@ type VectorFile struct {
 
 // ReadVectors reads a file and checks its schema is known.
 func ReadVectors(path string) (*VectorFile, error) {
-	data, err := os.ReadFile(path)
+	file, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	defer file.Close()
+	data, err := io.ReadAll(io.LimitReader(file, maxVectorFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	if len(data) > maxVectorFileBytes {
+		return nil, fmt.Errorf("%s: larger than the %d MiB limit of a golden-vector file", path, maxVectorFileBytes>>20)
 	}
 	var f VectorFile
 	if err := json.Unmarshal(data, &f); err != nil {
@@ -84,6 +93,10 @@ func ReadVectors(path string) (*VectorFile, error) {
 	}
 	return &f, nil
 }
+
+// maxVectorFileBytes bounds a golden-vector file (the bundled ones are
+// under 150 kB): a device such as /dev/zero never ends.
+const maxVectorFileBytes = 1 << 30
 
 // maxVectorVocab bounds a case's vocabulary: the toy model and the kernels
 // hold a few float32 rows of it per beam, so 2^24 tokens (64 MiB a row,
@@ -218,11 +231,11 @@ func (c *sampleCase) input() (SampleInput, error) {
 func runSampleCase(raw json.RawMessage, v2 bool) error {
 	var c sampleCase
 	if err := json.Unmarshal(raw, &c); err != nil {
-		return fmt.Errorf("unreadable case: %v", err)
+		return malformed(fmt.Errorf("unreadable case: %v", err))
 	}
 	in, err := c.input()
 	if err != nil {
-		return err
+		return malformed(err)
 	}
 	op := TopKTopPSampleV1
 	if v2 {
@@ -231,7 +244,7 @@ func runSampleCase(raw json.RawMessage, v2 bool) error {
 	var results [2]SampleOutput
 	for i, force := range []bool{false, true} { // fast path and full sort
 		if results[i], err = op(in, force); err != nil {
-			return err
+			return malformed(err) // the operators fail only on their input: its shape, a NaN logit
 		}
 	}
 	if err := c.compare(&results[0], v2); err != nil {

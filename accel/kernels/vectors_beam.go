@@ -70,11 +70,11 @@ func (c *beamCase) params() (BeamParams, error) {
 func runBeamCase(raw json.RawMessage) error {
 	var c beamCase
 	if err := json.Unmarshal(raw, &c); err != nil {
-		return fmt.Errorf("unreadable case: %v", err)
+		return malformed(fmt.Errorf("unreadable case: %v", err))
 	}
 	p, err := c.params()
 	if err != nil {
-		return err
+		return malformed(err)
 	}
 	if err := checkVocab("params.vocab_size", p.Vocab); err != nil {
 		return err

@@ -69,3 +69,46 @@ func TestKernelsRejectsBadFiles(t *testing.T) {
 		})
 	}
 }
+
+// TestKernelsMalformedCaseExitsTwo: a case whose inputs are malformed (a
+// shape that does not match batch x vocab, an unknown dtype, a NaN logit,
+// a field of the wrong type) used to count as a kernel failure (exit 1,
+// nothing on stderr); it is the file's fault: exit 2, naming the file and
+// case on stderr. A file that never ends is refused, not read until memory
+// runs out.
+func TestKernelsMalformedCaseExitsTwo(t *testing.T) {
+	const good = `"batch": 1, "vocab": 4, "logits_dtype": "float16", "logits": [[1, 2, 3, 4]], "top_k": [1], "top_p": [1.0], "q": null, "eps": 1e-08, "is_need_logits": false, "top_k_guess": 4`
+	file := func(inputs string) string {
+		body := `{"schema": "ascend-topktoppsample-v1-golden/v1", "cases": [{"name": "c0", "inputs": {` + inputs +
+			`}, "expected": {"logits_select_idx": [3], "logits_top_kp_select": null}}]}`
+		path := filepath.Join(t.TempDir(), "v.json")
+		require.NoError(t, os.WriteFile(path, []byte(body), 0o644))
+		return path
+	}
+	code, stdout, stderr := simrun("kernels", "--vectors", file(good))
+	require.Equal(t, 0, code, "the unchanged case passes: "+stdout+stderr)
+	for _, c := range []struct{ name, from, to, want string }{
+		{"short logits", `[[1, 2, 3, 4]]`, `[[1, 2, 3]]`, "logits: 3 values, want batch x vocab = 4"},
+		{"batch past the rows", `"batch": 1`, `"batch": 2`, "logits: 4 values, want batch x vocab = 8"},
+		{"unknown dtype", `"float16"`, `"int3"`, `unknown dtype "int3"`},
+		{"NaN logit", `[[1, 2, 3, 4]]`, `[[1, "nan", 3, 4]]`, "logits[0][1] is NaN"},
+		{"top_k_guess 0", `"top_k_guess": 4`, `"top_k_guess": 0`, "top_k_guess = 0"},
+		{"eps a string", `"eps": 1e-08`, `"eps": "x"`, "unreadable case"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := file(strings.Replace(good, c.from, c.to, 1))
+			code, stdout, stderr := simrun("kernels", "--vectors", path)
+			assert.Equal(t, 2, code, stdout)
+			assert.Contains(t, stderr, path+": case c0: ")
+			assert.Contains(t, stderr, c.want)
+		})
+	}
+	t.Run("endless file", func(t *testing.T) {
+		if _, err := os.Stat("/dev/zero"); err != nil {
+			t.Skip("no /dev/zero")
+		}
+		code, _, stderr := simrun("kernels", "--vectors", "/dev/zero")
+		assert.Equal(t, 2, code)
+		assert.Contains(t, stderr, "/dev/zero: larger than the 1024 MiB limit of a golden-vector file")
+	})
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -46,7 +47,7 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	for _, metric := range sweepMetrics {
 		p, err := sweepPlot(m.Keys, m.Scenario, rows, metric.column, metric.label)
 		if err != nil {
-			fmt.Fprintf(stderr, "simrun report: %v\n", err)
+			fmt.Fprintf(stderr, "simrun report: %s: %v\n", *in, err)
 			return 2
 		}
 		name := "sweep_" + metric.column
@@ -110,8 +111,8 @@ func sweepPlot(keys []string, scenarioLine string, rows [][]string, column, labe
 			series, i = append(series, reports.Series{Name: name}), len(series)
 		}
 		y, err := strconv.ParseFloat(r[col], 64)
-		if err != nil {
-			return nil, fmt.Errorf("sweep.csv point %s: %s = %q", r[0], column, r[col])
+		if err != nil || math.IsNaN(y) || math.IsInf(y, 0) {
+			return nil, fmt.Errorf("sweep.csv point %s: %s = %q: want a finite number", r[0], column, r[col])
 		}
 		series[i].X, series[i].Y = append(series[i].X, xValue[r[1]]), append(series[i].Y, y)
 	}

@@ -117,6 +117,11 @@ func planSweep(spec, shardFlag string) (*scenario.Sweep, []scenario.SweepPoint, 
 		return nil, nil, nil, err
 	}
 	all := sw.Points()
+	if shards > len(all) {
+		// A shard past the points would write a table of no points, which
+		// merge refuses: the job array is larger than the sweep.
+		return nil, nil, nil, fmt.Errorf("--shard %q: the sweep has %d points, so %d shards leave some with none: use N <= %d", shardFlag, len(all), shards, len(all))
+	}
 	var mine []scenario.SweepPoint
 	for _, p := range all {
 		if _, err := scenario.Load(sw.Base, p.Sets); err != nil {

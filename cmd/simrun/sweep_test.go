@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -161,4 +163,66 @@ func FuzzSweepFolder(f *testing.F) {
 			_, _ = sweepPlot(got.Keys, got.Scenario, rows, metric.column, metric.label)
 		}
 	})
+}
+
+// TestSweepProbeFindings holds the CLI probe's reproducers: each used to
+// run (exit 0) or hang, and now exits 2 naming the file, line, key or
+// argument at fault.
+func TestSweepProbeFindings(t *testing.T) {
+	dir := t.TempDir()
+	onePoint := "set:\n  workload.sessions: 20\ngrid:\n  system.design: [cpu, fpga]\n"
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		// base: a list was read as no base at all, and the embedded default ran.
+		{"base a list", []string{"sweep", "-c", writeSweepFile(t, "base: [a.yaml]\n"+onePoint), "-o", filepath.Join(dir, "a")},
+			"sweep.yaml:1: key base: expected the base scenario's path"},
+		{"base a mapping", []string{"sweep", "-c", writeSweepFile(t, "base:\n  path: a.yaml\n"+onePoint), "-o", filepath.Join(dir, "b")},
+			"sweep.yaml:2: key base: expected the base scenario's path"},
+		// more shards than points: shard 2 of 3 wrote a header only, which
+		// merge then refused.
+		{"shard with no points", []string{"sweep", "-c", writeSweepFile(t, onePoint), "-o", filepath.Join(dir, "c"), "--shard", "2/3"},
+			`--shard "2/3": the sweep has 2 points, so 3 shards leave some with none: use N <= 2`},
+		// a sweep file that never ends was read until memory ran out.
+		{"endless sweep file", []string{"sweep", "-c", "/dev/zero", "-o", filepath.Join(dir, "d")},
+			"/dev/zero: cannot read the sweep: larger than the 16384 KiB limit of a sweep file"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.args[2] == "/dev/zero" {
+				if _, err := os.Stat("/dev/zero"); err != nil {
+					t.Skip("no /dev/zero")
+				}
+			}
+			code, _, stderr := simrun(c.args...)
+			assert.Equal(t, 2, code, stderr)
+			assert.Contains(t, stderr, c.want)
+			assert.NoDirExists(t, c.args[4], "a refused sweep leaves no folder")
+		})
+	}
+}
+
+// TestReportRefusesCellsItCannotPlot: a plotted cell of NaN or Inf was
+// refused by the plotting library with the plot's title, naming neither
+// the folder, the point nor the column; now they are named, as for a cell
+// that is not a number.
+func TestReportRefusesCellsItCannotPlot(t *testing.T) {
+	m := sweepManifest{Points: 1, Keys: []string{"system.design"}, Shard: "all", Scenario: "a", Values: [][]string{{"cpu"}}}
+	for _, cell := range []string{"NaN", "Inf", "-Inf", "x", ""} {
+		t.Run(cell, func(t *testing.T) {
+			dir := fakeSweep(t, m, []string{"0", "cpu"})
+			rows := [][]string{sweepHeader(m.Keys), make([]string, len(sweepHeader(m.Keys)))}
+			for i := range rows[1] {
+				rows[1][i] = "1"
+			}
+			rows[1][0], rows[1][1] = "0", "cpu"
+			rows[1][slices.Index(rows[0], "ttft_ms_p50")] = cell
+			require.NoError(t, writeSweepFiles(dir, rows, m))
+			code, _, stderr := simrun("report", "-i", dir)
+			assert.Equal(t, 2, code)
+			assert.Contains(t, stderr, fmt.Sprintf("simrun report: %s: sweep.csv point 0: ttft_ms_p50 = %q: want a finite number", dir, cell))
+		})
+	}
 }
