@@ -89,8 +89,42 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 		undo()
 		return fail("%v", err)
 	}
+	stale, err := removeStalePoints(*out, mine)
+	if err != nil {
+		return fail("%v", err)
+	}
+	if stale > 0 {
+		fmt.Fprintf(stdout, "removed %d point folders of an earlier sweep from %s\n", stale, filepath.Join(*out, "points"))
+	}
 	fmt.Fprintf(stdout, "%d of %d points; wrote %s\n", len(mine), len(all), filepath.Join(*out, "sweep.csv"))
 	return 0
+}
+
+// removeStalePoints removes the point folders under out/points that kvcosim
+// wrote (they carry its marker) for another sweep than this run's points:
+// left beside them, an earlier sweep's points would pass for this one's.
+// It returns how many it removed.
+func removeStalePoints(out string, mine []scenario.SweepPoint) (int, error) {
+	entries, err := os.ReadDir(filepath.Join(out, "points"))
+	if err != nil {
+		return 0, fmt.Errorf("%s: %v", filepath.Join(out, "points"), err)
+	}
+	keep := map[string]bool{}
+	for _, p := range mine {
+		keep[p.Name()] = true
+	}
+	removed := 0
+	for _, e := range entries {
+		dir := filepath.Join(out, "points", e.Name())
+		if _, err := os.Stat(filepath.Join(dir, outputMarker)); keep[e.Name()] || !e.IsDir() || err != nil {
+			continue
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			return removed, fmt.Errorf("cannot remove the earlier sweep's point %s: %v", dir, err)
+		}
+		removed++
+	}
+	return removed, nil
 }
 
 // describedBase is the scenario the sweep's manifest describes: its set

@@ -226,3 +226,24 @@ func TestReportRefusesCellsItCannotPlot(t *testing.T) {
 		})
 	}
 }
+
+// TestSweepOverAnEarlierOneRemovesItsPoints: a sweep written into the
+// folder of an earlier one with other points removes the earlier point
+// folders (they passed for this sweep's), and keeps a folder kvcosim did
+// not write.
+func TestSweepOverAnEarlierOneRemovesItsPoints(t *testing.T) {
+	out := t.TempDir()
+	code, stdout, stderr := simrun("sweep", "-c", writeSweepFile(t, "set:\n  workload.sessions: 10\ngrid:\n  system.design: [cpu, fpga]\n"), "-o", out, "-j", "1")
+	require.Equal(t, 0, code, stdout+stderr)
+	require.NoError(t, os.MkdirAll(filepath.Join(out, "points", "mine"), 0o755))
+	code, stdout, stderr = simrun("sweep", "-c", writeSweepFile(t, "grid:\n  workload.sessions: [10]\n"), "-o", out, "-j", "1")
+	require.Equal(t, 0, code, stdout+stderr)
+	assert.Contains(t, stdout, "removed 2 point folders of an earlier sweep")
+	entries, err := os.ReadDir(filepath.Join(out, "points"))
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	assert.Equal(t, []string{"0000-10", "mine"}, names)
+}
