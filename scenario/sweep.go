@@ -222,19 +222,10 @@ func sweepPairs(n *yaml.Node, at func(*yaml.Node) string, lists bool, lines map[
 // Points returns the grid's points in order: the cartesian product, the
 // first key varying slowest.
 func (s *Sweep) Points() []SweepPoint {
-	n := 1
-	for _, v := range s.Values {
-		n *= len(v)
-	}
-	out := make([]SweepPoint, n)
+	out := make([]SweepPoint, GridPoints(s.Values))
 	for i := range out {
 		p := SweepPoint{Index: i, Sets: slices.Clone(s.Set)}
-		rest := i
-		values := make([]string, len(s.Keys))
-		for k := len(s.Keys) - 1; k >= 0; k-- {
-			values[k] = s.Values[k][rest%len(s.Values[k])]
-			rest /= len(s.Values[k])
-		}
+		values := GridValues(s.Values, i)
 		for k, key := range s.Keys {
 			p.Sets = append(p.Sets, key+"="+values[k])
 		}
@@ -245,6 +236,27 @@ func (s *Sweep) Points() []SweepPoint {
 		}
 		p.Values = values
 		out[i] = p
+	}
+	return out
+}
+
+// GridPoints is how many points a grid whose k-th key takes values[k]
+// has.
+func GridPoints(values [][]string) int {
+	n := 1
+	for _, v := range values {
+		n *= len(v)
+	}
+	return n
+}
+
+// GridValues are point i's values in a grid whose k-th key takes
+// values[k]; the last key varies fastest.
+func GridValues(values [][]string, i int) []string {
+	out := make([]string, len(values))
+	for k := len(values) - 1; k >= 0; k-- {
+		out[k] = values[k][i%len(values[k])]
+		i /= len(values[k])
 	}
 	return out
 }

@@ -279,7 +279,9 @@ func readSweep(dir string) (sweepManifest, [][]string, error) {
 
 // checkSweep checks that a sweep folder's manifest and table agree: a grid
 // key at least, the header the sweep writes for its keys, at least one
-// point and no more than the manifest's.
+// point and no more than the manifest's, each once, with the grid values
+// the manifest's grid gives it (a manifest without values, written before
+// they were recorded, cannot say).
 func checkSweep(m sweepManifest, rows [][]string) error {
 	switch {
 	case len(m.Keys) == 0:
@@ -292,6 +294,22 @@ func checkSweep(m sweepManifest, rows [][]string) error {
 		return fmt.Errorf("sweep.csv: no points, only a header")
 	case len(rows)-1 > m.Points:
 		return fmt.Errorf("sweep.csv: %d points, more than the %d of sweep.json", len(rows)-1, m.Points)
+	case m.Values != nil && (len(m.Values) != len(m.Keys) || scenario.GridPoints(m.Values) != m.Points):
+		return fmt.Errorf("sweep.json: \"values\" is not a grid of the %d points over %v", m.Points, m.Keys)
+	}
+	seen := map[int]bool{}
+	for _, r := range rows[1:] {
+		p, err := strconv.Atoi(r[0])
+		if err != nil || p < 0 || p >= m.Points || seen[p] {
+			return fmt.Errorf("sweep.csv: point %q: not one of the sweep's %d, or listed twice", r[0], m.Points)
+		}
+		seen[p] = true
+		if m.Values == nil {
+			continue
+		}
+		if got, want := r[1:1+len(m.Keys)], scenario.GridValues(m.Values, p); !slices.Equal(got, want) {
+			return fmt.Errorf("sweep.csv: point %d has the grid values %v; sweep.json's grid gives it %v", p, got, want)
+		}
 	}
 	return nil
 }

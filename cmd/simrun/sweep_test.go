@@ -247,3 +247,35 @@ func TestSweepOverAnEarlierOneRemovesItsPoints(t *testing.T) {
 	}
 	assert.Equal(t, []string{"0000-10", "mine"}, names)
 }
+
+// TestSweepTableMustMatchItsGrid: a sweep.csv whose row gives a point
+// other grid values than sweep.json's grid, names a point the sweep does
+// not have, or lists one twice is refused by report and merge (they were
+// read as they stood).
+func TestSweepTableMustMatchItsGrid(t *testing.T) {
+	dir := t.TempDir()
+	code, _, stderr := simrun("sweep", "-c", writeSweepFile(t, "set:\n  workload.sessions: 10\ngrid:\n  system.design: [cpu, fpga]\n"), "-o", dir, "-j", "1")
+	require.Equal(t, 0, code, stderr)
+	data, err := os.ReadFile(filepath.Join(dir, "sweep.csv"))
+	require.NoError(t, err)
+	lines := strings.SplitAfter(string(data), "\n")
+	require.GreaterOrEqual(t, len(lines), 3)
+	cases := []struct {
+		name, table, want string
+	}{
+		{"an edited grid value", lines[0] + lines[1] + strings.Replace(lines[2], "1,fpga,", "1,cpu,", 1),
+			"sweep.csv: point 1 has the grid values [cpu]; sweep.json's grid gives it [fpga]"},
+		{"a point past the grid", lines[0] + lines[1] + strings.Replace(lines[2], "1,fpga,", "2,fpga,", 1), `sweep.csv: point "2": not one of the sweep's 2`},
+		{"a point twice", lines[0] + lines[1] + lines[1], `sweep.csv: point "0": not one of the sweep's 2, or listed twice`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "sweep.csv"), []byte(c.table), 0o644))
+			for _, args := range [][]string{{"report", "-i", dir}, {"merge", "-o", filepath.Join(t.TempDir(), "m"), dir}} {
+				code, _, stderr := simrun(args...)
+				assert.Equal(t, 2, code, args[0])
+				assert.Contains(t, stderr, c.want, args[0])
+			}
+		})
+	}
+}
