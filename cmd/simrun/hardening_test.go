@@ -118,6 +118,9 @@ func TestBadInputExitsTwoNamingTheCulprit(t *testing.T) {
 		{"run NaN timestamp", []string{"run", "-o", out("c4"), "--set", "workload.kind=mooncake", "--set", "workload.path=" + mooncakeNaN},
 			[]string{mooncakeNaN + ":1: field timestamp"}, out("c4")},
 		{"run duplicate key", []string{"run", "-o", out("c5"), "-c", dupKeys}, []string{"scenario.yaml:3: key system.nodes"}, out("c5")},
+		// the --set used to win without a word
+		{"run seed given twice", []string{"run", "-o", out("c6"), "--seed", "3", "--set", "seed=4"}, []string{"--seed 3 and --set seed=4 both give the seed: use one"}, out("c6")},
+		{"run seed out of range", []string{"run", "-o", out("c7"), "--seed", "18446744073709551616"}, []string{"want a whole number from 0 to 18446744073709551615"}, out("c7")},
 		{"run seed too large", []string{"run", "-o", out("c6"), "-c", bigSeed}, []string{"scenario.yaml:1: key seed"}, out("c6")},
 		{"run huge system prompt", []string{"run", "-o", out("c7"), "--set", "workload.system_prompt_tokens=10000000000"},
 			[]string{"workload.system_prompt_tokens"}, out("c7")},

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/kvcosim/kvcosim/reports"
@@ -49,8 +51,14 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 	}
 	if *seed != "" {
 		if _, err := strconv.ParseUint(*seed, 10, 64); err != nil {
-			fmt.Fprintf(stderr, "simrun run: --seed %q: want a whole number\n", *seed)
+			fmt.Fprintf(stderr, "simrun run: --seed %q: want a whole number from 0 to %d\n", *seed, uint64(math.MaxUint64))
 			return 2
+		}
+		for _, s := range sets {
+			if k, _, _ := strings.Cut(s, "="); strings.TrimSpace(k) == "seed" {
+				fmt.Fprintf(stderr, "simrun run: --seed %s and --set %s both give the seed: use one\n", *seed, s)
+				return 2
+			}
 		}
 		sets = append(setFlags{"seed=" + *seed}, sets...)
 	}
