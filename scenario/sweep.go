@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -85,6 +86,9 @@ func LoadSweep(path string) (*Sweep, error) {
 				s.Base = v.Value // an absolute path as it is, a relative one from the sweep's folder
 				if !filepath.IsAbs(s.Base) {
 					s.Base = filepath.Join(filepath.Dir(path), s.Base)
+				}
+				if info, err := os.Stat(s.Base); err != nil || info.IsDir() {
+					return nil, &Error{Where: at(v), Key: "base", Msg: fmt.Sprintf("%s: not a scenario file", s.Base)}
 				}
 			}
 		case "set":

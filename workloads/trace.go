@@ -123,6 +123,9 @@ func ReadTrace(format, path string, skipBad bool) (*Trace, error) {
 	if i < 0 {
 		return nil, fmt.Errorf("trace format %q: known formats are %s", format, strings.Join(TraceFormats, ", "))
 	}
+	if info, err := os.Stat(path); err == nil && info.IsDir() {
+		return nil, fmt.Errorf("%s is a folder, not a trace file", path)
+	}
 	fr, err := traceFormats[i].open(path)
 	if err != nil {
 		return nil, err

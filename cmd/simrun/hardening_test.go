@@ -118,6 +118,12 @@ func TestBadInputExitsTwoNamingTheCulprit(t *testing.T) {
 		{"run NaN timestamp", []string{"run", "-o", out("c4"), "--set", "workload.kind=mooncake", "--set", "workload.path=" + mooncakeNaN},
 			[]string{mooncakeNaN + ":1: field timestamp"}, out("c4")},
 		{"run duplicate key", []string{"run", "-o", out("c5"), "-c", dupKeys}, []string{"scenario.yaml:3: key system.nodes"}, out("c5")},
+		// messages that named an empty path or read a folder as lines
+		{"run -o empty", []string{"run", "-o", ""}, []string{`-o "": name an output folder`}, ""},
+		{"trace-stats no path", []string{"trace-stats", "mooncake:"}, []string{"usage: simrun trace-stats FORMAT:PATH"}, ""},
+		{"run a folder as trace", []string{"run", "-o", out("c8"), "--set", "workload.kind=mooncake", "--set", "workload.path=" + t.TempDir()}, []string{"is a folder, not a trace file"}, out("c8")},
+		{"sweep missing base", []string{"sweep", "-c", writeSweepFile(t, "base: nope.yaml\ngrid:\n  seed: [1]\n"), "-o", out("s14")},
+			[]string{"sweep.yaml:1: key base: ", "nope.yaml: not a scenario file"}, out("s14")},
 		// the --set used to win without a word
 		{"run seed given twice", []string{"run", "-o", out("c6"), "--seed", "3", "--set", "seed=4"}, []string{"--seed 3 and --set seed=4 both give the seed: use one"}, out("c6")},
 		{"run seed out of range", []string{"run", "-o", out("c7"), "--seed", "18446744073709551616"}, []string{"want a whole number from 0 to 18446744073709551615"}, out("c7")},

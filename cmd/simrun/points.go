@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"github.com/kvcosim/kvcosim/kvstore"
 	"os"
@@ -167,6 +168,9 @@ var markerText = []byte("written by kvcosim; may be overwritten by it\n")
 // checkOutput checks that dir may take outputs: it is absent, empty or a
 // kvcosim output, or force. It creates nothing.
 func checkOutput(dir string, force bool) error {
+	if dir == "" {
+		return errors.New(`-o "": name an output folder`)
+	}
 	entries, err := os.ReadDir(dir)
 	switch {
 	case err == nil && len(entries) > 0 && !force:

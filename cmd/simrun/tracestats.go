@@ -18,7 +18,7 @@ func runTraceStats(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	format, path, ok := strings.Cut(fs.Arg(0), ":")
-	if fs.NArg() != 1 || !ok {
+	if fs.NArg() != 1 || !ok || format == "" || path == "" {
 		fmt.Fprintf(stderr, "usage: simrun trace-stats FORMAT:PATH (formats: %s)\n", strings.Join(workloads.TraceFormats, ", "))
 		return 2
 	}
