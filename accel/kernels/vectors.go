@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -224,6 +225,14 @@ func (c *sampleCase) input() (SampleInput, error) {
 			return in, err
 		}
 		in.DType = d
+	}
+	for _, v := range []struct {
+		name   string
+		values []float32
+	}{{"inputs.top_p", in.TopP}, {"inputs.min_ps", in.MinPs}, {"inputs.q", in.Q}, {"inputs.eps", []float32{in.Eps}}} {
+		if k := slices.IndexFunc(v.values, func(x float32) bool { return x != x }); k >= 0 {
+			return in, fmt.Errorf("%s[%d] is NaN: the operator's result is undefined", v.name, k)
+		}
 	}
 	return in, nil
 }

@@ -94,6 +94,9 @@ func TestKernelsMalformedCaseExitsTwo(t *testing.T) {
 		{"NaN logit", `[[1, 2, 3, 4]]`, `[[1, "nan", 3, 4]]`, "logits[0][1] is NaN"},
 		{"top_k_guess 0", `"top_k_guess": 4`, `"top_k_guess": 0`, "top_k_guess = 0"},
 		{"eps a string", `"eps": 1e-08`, `"eps": "x"`, "unreadable case"},
+		// NaN parameters passed: the operator compared against them and gave a result
+		{"NaN top_p", `"top_p": [1.0]`, `"top_p": ["nan"]`, "inputs.top_p[0] is NaN"},
+		{"NaN q", `"q": null`, `"q": [[0.1, "nan", 0.2, 0.3]]`, "inputs.q[1] is NaN"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			path := file(strings.Replace(good, c.from, c.to, 1))
