@@ -4,15 +4,14 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
-	"io"
 	"maps"
 	"math"
-	"os"
 	"slices"
 	"sort"
 	"strings"
 
 	"github.com/kvcosim/kvcosim/accel/kernels"
+	"github.com/kvcosim/kvcosim/internal/bounded"
 	"github.com/kvcosim/kvcosim/memory"
 	"github.com/kvcosim/kvcosim/sim"
 )
@@ -86,16 +85,11 @@ const layerCopies = 2
 // the field: no rows, an unknown group, a time that is not positive, a
 // model the presets do not know.
 func ReadProfile(path string) (*Profile, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("%s: cannot read the profile: %w", path, err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxProfileBytes+1))
+	data, tooLarge, err := bounded.ReadFile(path, maxProfileBytes)
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("%s: cannot read the profile: %w", path, err)
-	case len(data) > maxProfileBytes:
+	case tooLarge:
 		return nil, fmt.Errorf("%s: more than %d MiB: not a profile", path, maxProfileBytes>>20)
 	}
 	return parseProfile(path, data)

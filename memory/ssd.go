@@ -214,8 +214,7 @@ func (s *SSD) Handle(ev sim.Event) {
 	slot := int(ev.Arg)
 	switch ev.Op {
 	case opSSDControllerDone:
-		if c := s.cmds.At(slot); c.req.Write {
-			c.ctrl = s.eng.Now()
+		if s.cmds.At(slot).req.Write { // stage by stage: booking raises no controller event
 			s.admitWrite(slot)
 		} else {
 			s.readFlash(slot)

@@ -17,8 +17,9 @@ package memory
 // worked out, not at an event of the release. A write arrives at the NAND
 // at an event still: reads sense the planes its pages program. A release
 // at the very instant a write leaves the controller admits it at that
-// instant in both ways, so only the ties between other events at one
-// picosecond can order differently; TestSSDFastPathMatchesEventByEvent
+// instant in both ways; an arrival, booked earlier than stage by stage,
+// goes before a read sensing at its picosecond both ways (the arrivals
+// lane is at PriorityEarly). TestSSDFastPathMatchesEventByEvent
 // holds the drive against the stage-by-stage one (EventByEvent), which
 // books nothing ahead.
 //

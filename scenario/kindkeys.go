@@ -62,12 +62,9 @@ var defaultWorkload = sync.OnceValue(func() Workload {
 // workloadValue is the value of workload key k ("workload." and a field's
 // YAML name).
 func workloadValue(w Workload, k string) any {
-	name := strings.TrimPrefix(k, "workload.")
-	t := reflect.TypeOf(w)
-	for i := range t.NumField() {
-		if tag, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ","); tag == name {
-			return reflect.ValueOf(w).Field(i).Interface()
-		}
+	f, ok := fieldByTag(reflect.ValueOf(w), strings.TrimPrefix(k, "workload."))
+	if !ok {
+		panic("scenario: no workload key " + k)
 	}
-	panic("scenario: no workload key " + k)
+	return f.Interface()
 }

@@ -3,14 +3,13 @@ package scenario
 import (
 	_ "embed"
 	"fmt"
-	"io"
-	"os"
 	"reflect"
 	"sort"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/kvcosim/kvcosim/internal/bounded"
 	"github.com/kvcosim/kvcosim/workloads"
 )
 
@@ -80,19 +79,11 @@ const MaxScenarioBytes = 1 << 20
 // readBounded reads a file of at most limit bytes (what names the kind of
 // file in the error).
 func readBounded(path string, limit int, what string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > limit {
+	data, tooLarge, err := bounded.ReadFile(path, int64(limit))
+	if tooLarge {
 		return nil, fmt.Errorf("larger than the %d KiB limit of %s", limit>>10, what)
 	}
-	return data, nil
+	return data, err
 }
 
 // LoadBytes is Load for a scenario held in memory (named name in errors).

@@ -141,7 +141,7 @@ func BenchmarkEngineHoldAgainstPlainHeap(b *testing.B) {
 			b.ResetTimer()
 			var engine, plain time.Duration
 			for round := range holdRounds {
-				n := b.N/holdRounds + min(1, max(0, b.N%holdRounds-round))
+				n := b.N*(round+1)/holdRounds - b.N*round/holdRounds
 				start := time.Now()
 				for range n {
 					eng.Step()

@@ -4,12 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/kvcosim/kvcosim/internal/bounded"
 )
 
 // The golden-vector schemas of conformance/FORMAT.md.
@@ -68,16 +68,11 @@ type VectorFile struct {
 
 // ReadVectors reads a file and checks its schema is known.
 func ReadVectors(path string) (*VectorFile, error) {
-	file, err := os.Open(path)
-	if err != nil {
+	data, tooLarge, err := bounded.ReadFile(path, maxVectorFileBytes)
+	switch {
+	case err != nil:
 		return nil, fmt.Errorf("%s: %v", path, err)
-	}
-	defer file.Close()
-	data, err := io.ReadAll(io.LimitReader(file, maxVectorFileBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
-	}
-	if len(data) > maxVectorFileBytes {
+	case tooLarge:
 		return nil, fmt.Errorf("%s: larger than the %d MiB limit of a golden-vector file", path, maxVectorFileBytes>>20)
 	}
 	var f VectorFile

@@ -55,7 +55,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 		for _, s := range sets {
-			if k, _, _ := strings.Cut(s, "="); strings.TrimSpace(k) == "seed" {
+			if strings.HasPrefix(s, "seed=") {
 				fmt.Fprintf(stderr, "simrun run: --seed %s and --set %s both give the seed: use one\n", *seed, s)
 				return 2
 			}
