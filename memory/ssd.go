@@ -47,8 +47,9 @@ type SSD struct {
 	pendingReleases sim.FIFO[release]
 	lastRelease     sim.Time
 	waking          bool
-	run             writeRun // the closed-form path of writes (ssd_fast.go)
-	readRun         readRun  // and of reads (ssd_readrun.go)
+	run             writeRun  // the closed-form path of writes (ssd_fast.go)
+	flow            flowDrive // the request-level resolution (ssd_flow.go)
+	readRun         readRun   // and of reads (ssd_readrun.go)
 	splits          sim.Slots[split]
 	waiting         sim.FIFO[waiter] // commands beyond the queue depth
 	inFlight        int
@@ -91,6 +92,7 @@ const (
 	opSSDRelease
 	opSSDRunEnd
 	opSSDReadEnd
+	opSSDFlowDone
 )
 
 // NewSSD validates cfg and builds the drive.
@@ -102,14 +104,18 @@ func NewSSD(eng *sim.Engine, cfg SSDConfig) (*SSD, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &SSD{eng: eng, cfg: cfg, host: host,
+	s := &SSD{eng: eng, cfg: cfg, host: host,
 		ctrl:        controller{free: make([]sim.Time, cfg.ControllerCores), service: cfg.CommandTime},
 		ctrlDone:    sim.NewLane(eng, cfg.Name+".controller"),
 		planes:      newNANDPlanes(cfg),
 		channels:    newNANDChannels(cfg),
 		writesDone:  sim.NewLane(eng, cfg.Name+".writes"),
 		arrivals:    sim.NewLaneP(eng, cfg.Name+".arrivals", sim.PriorityEarly),
-		readLatency: sim.NewDistribution(), writeLatency: sim.NewDistribution()}, nil
+		readLatency: sim.NewDistribution(), writeLatency: sim.NewDistribution()}
+	if cfg.Resolution == ResolutionRequest {
+		s.flow = newFlowDrive(cfg)
+	}
+	return s, nil
 }
 
 // Config returns the drive's configuration.
@@ -132,6 +138,10 @@ func (s *SSD) Access(r Request) {
 	if r.Bytes <= 0 || r.Addr < 0 || r.Addr+r.Bytes > s.cfg.CapacityBytes {
 		panic(fmt.Sprintf("memory: %s at %v: access [%d, %d) outside the drive's %d bytes",
 			s.cfg.Name, s.eng.Now(), r.Addr, r.Addr+r.Bytes, s.cfg.CapacityBytes))
+	}
+	if s.cfg.Resolution == ResolutionRequest {
+		s.flowAccess(r)
+		return
 	}
 	if s.fastWrite(r) || s.fastRead(r) {
 		return
@@ -232,6 +242,8 @@ func (s *SSD) Handle(ev sim.Event) {
 		s.runEnd(ev.Arg)
 	case opSSDReadEnd:
 		s.readEnd(ev.Arg)
+	case opSSDFlowDone:
+		s.flowDone(slot)
 	case opSSDRelease: // the next release, woken for waiting writes
 		s.waking = false
 		s.bufferUsed -= s.pendingReleases.Pop().bytes

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/kvcosim/kvcosim/internal/names"
 	"github.com/kvcosim/kvcosim/sim"
 )
 
@@ -60,7 +61,24 @@ type SSDConfig struct {
 	// then goes event by event. The results are the same; it is there to
 	// check that they are.
 	EventByEvent bool
+	// Resolution is how finely the drive is worked out: ResolutionPage
+	// (the default) command by command and page by page, ResolutionRequest
+	// a request at once from the drive's rates (ssd_flow.go), within the
+	// bound docs/memory.md states.
+	Resolution SSDResolution
 }
+
+// SSDResolution is a resolution of the drive model.
+type SSDResolution int
+
+// The resolutions of the drive model.
+const (
+	ResolutionPage SSDResolution = iota
+	ResolutionRequest
+)
+
+// SSDResolutions names the resolutions (storage.resolution).
+var SSDResolutions = names.New[SSDResolution]("drive resolution", "page", "request")
 
 // Validate checks the configuration; errors name the parameter and range.
 func (c SSDConfig) Validate() error {
@@ -106,6 +124,9 @@ func (c SSDConfig) Validate() error {
 	}
 	if c.SmallIOBytes < 0 {
 		return fmt.Errorf("ssd %q: small_io_bytes = %d: must not be negative", c.Name, c.SmallIOBytes)
+	}
+	if c.Resolution != ResolutionPage && c.Resolution != ResolutionRequest {
+		return fmt.Errorf("ssd %q: resolution = %s: must be one of %s", c.Name, SSDResolutions.Name(c.Resolution), strings.Join(SSDResolutions.Names(), ", "))
 	}
 	if !(c.RatedDWPD > 0 && c.RatedDWPD <= 100) {
 		return fmt.Errorf("ssd %q: rated_dwpd = %v: must be in (0, 100]", c.Name, c.RatedDWPD)

@@ -18,11 +18,12 @@ func TierDeviceNames() []string {
 // capacityBytes, from a preset of TierDeviceNames. An SSD's address space is
 // the tier's capacity, as the one-tier form sizes its drive to the store:
 // the preset gives the drive's timing, and a tier larger than the preset's
-// drive is one drive of that timing and the tier's size.
-func NewTierDevice(eng *sim.Engine, name, preset string, capacityBytes int64) (Device, error) {
+// drive is one drive of that timing and the tier's size, worked out at
+// resolution res.
+func NewTierDevice(eng *sim.Engine, name, preset string, capacityBytes int64, res SSDResolution) (Device, error) {
 	if f, ok := ssdPresets[preset]; ok {
 		cfg := f()
-		cfg.Name, cfg.CapacityBytes = name, capacityBytes
+		cfg.Name, cfg.CapacityBytes, cfg.Resolution = name, capacityBytes, res
 		return NewSSD(eng, cfg)
 	}
 	if f, ok := dramPresets[preset]; ok {

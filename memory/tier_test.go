@@ -16,21 +16,23 @@ import (
 func TestTierDeviceSpansItsTier(t *testing.T) {
 	const tier = 20_000_000_000_000 // 20 TB, past every SSD preset
 	for _, preset := range TierDeviceNames() {
-		t.Run(preset, func(t *testing.T) {
-			eng := sim.NewEngine(0)
-			d, err := NewTierDevice(eng, "tier", preset, tier)
-			require.NoError(t, err)
-			c := newCompletions(eng)
-			d.Access(Request{Addr: tier - 1<<20, Bytes: 1 << 20, Write: true, Done: c.done(1)})
-			d.Access(Request{Addr: tier - 1<<20, Bytes: 1 << 20, Done: c.done(2)})
-			eng.Run()
-			assert.Len(t, c.at, 2, "both the write and the read of the tier's last MiB complete")
-			assert.Equal(t, Traffic{BytesRead: 1 << 20, BytesWritten: 1 << 20}, Traffic{BytesRead: d.Traffic().BytesRead, BytesWritten: d.Traffic().BytesWritten})
-		})
+		for _, res := range []SSDResolution{ResolutionPage, ResolutionRequest} {
+			t.Run(preset+"/"+SSDResolutions.Name(res), func(t *testing.T) {
+				eng := sim.NewEngine(0)
+				d, err := NewTierDevice(eng, "tier", preset, tier, res)
+				require.NoError(t, err)
+				c := newCompletions(eng)
+				d.Access(Request{Addr: tier - 1<<20, Bytes: 1 << 20, Write: true, Done: c.done(1)})
+				d.Access(Request{Addr: tier - 1<<20, Bytes: 1 << 20, Done: c.done(2)})
+				eng.Run()
+				assert.Len(t, c.at, 2, "both the write and the read of the tier's last MiB complete")
+				assert.Equal(t, Traffic{BytesRead: 1 << 20, BytesWritten: 1 << 20}, Traffic{BytesRead: d.Traffic().BytesRead, BytesWritten: d.Traffic().BytesWritten})
+			})
+		}
 	}
 }
 
 func TestTierDeviceRejectsAnUnknownPreset(t *testing.T) {
-	_, err := NewTierDevice(sim.NewEngine(0), "tier", "floppy", 1<<30)
+	_, err := NewTierDevice(sim.NewEngine(0), "tier", "floppy", 1<<30, ResolutionPage)
 	assert.ErrorContains(t, err, `unknown tier device "floppy": valid devices are kioxia-cm6`)
 }

@@ -88,7 +88,7 @@ func (r *Run) buildTiers() error {
 			}
 		}
 		if rs.dramTier {
-			dram, err := memory.NewTierDevice(r.eng, rs.tiers[0].Name, rs.tierDevices[0], rs.tiers[0].Bytes)
+			dram, err := memory.NewTierDevice(r.eng, rs.tiers[0].Name, rs.tierDevices[0], rs.tiers[0].Bytes, rs.resolution)
 			if err != nil {
 				return fmt.Errorf("cpu.host_memory (the host-DRAM tier): %w", err)
 			}
@@ -96,7 +96,7 @@ func (r *Run) buildTiers() error {
 		}
 	}
 	for i, t := range rs.tiers[len(r.tierDevs):] {
-		d, err := memory.NewTierDevice(r.eng, t.Name, rs.tierDevices[i], t.Bytes)
+		d, err := memory.NewTierDevice(r.eng, t.Name, rs.tierDevices[i], t.Bytes, rs.resolution)
 		if err != nil {
 			return fmt.Errorf("storage.tiers[%d]: %w", i, err)
 		}

@@ -33,19 +33,19 @@ func lost(res *Result) (n int) {
 
 func TestEveryDesignKeepsTheStoreContract(t *testing.T) {
 	for _, name := range hostcpu.DesignNames() {
-		for _, drives := range []string{"1", "4"} {
-			t.Run(name+"/drives="+drives, func(t *testing.T) {
-				keepsTheStoreContract(t, name, "storage.drives="+drives)
+		for _, drives := range []string{"storage.drives=1", "storage.drives=4", "storage.resolution=request"} {
+			t.Run(name+"/"+drives, func(t *testing.T) {
+				keepsTheStoreContract(t, name, drives)
 			})
 		}
 	}
 }
 
-func keepsTheStoreContract(t *testing.T, name, drives string) {
+func keepsTheStoreContract(t *testing.T, name, storage string) {
 	design, err := hostcpu.ParseDesign(name)
 	require.NoError(t, err)
 	res, _ := execute(t, "system.design="+name, "workload.sessions=60", "storage.capacity=unlimited",
-		"accelerator.reserve_gb=40", drives)
+		"accelerator.reserve_gb=40", storage)
 	s := res.Summary()
 	c := s.Conservation
 	assert.Equal(t, c["requests"], c["decided"])

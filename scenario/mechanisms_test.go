@@ -350,6 +350,7 @@ func TestStoreKeysRefuseBadInput(t *testing.T) {
 		{[]string{"workload.closed_order=session"}, "key workload.closed_order: session orders a closed loop's turns; this is an open loop"},
 		{[]string{"cpu.gpu_links=0"}, "key cpu.gpu_links: 0 is out of range (allowed: 1 to 16)"},
 		{[]string{"storage.drives=0"}, "key storage.drives: 0 is out of range (allowed: 1 to 64)"},
+		{[]string{"storage.resolution=fluid"}, `key storage.resolution: "fluid" is not allowed (allowed: page, request)`},
 		{[]string{"mode=functional", "storage.drives=2"}, "key storage.drives: functional mode keeps the stored bytes on one drive"},
 		{[]string{twoTiers, "storage.drives=2"}, "key storage.drives: 2 drives stripe storage.device; with storage.tiers each tier is one device"},
 		{[]string{"system.design=cachedattention", "store.prefetch_window=many"}, `key store.prefetch_window: "many": want auto or a whole number of turns`},

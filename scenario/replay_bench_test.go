@@ -23,7 +23,11 @@ var benchNode = []string{"storage.drives=1", "accelerator.kv_capacity=auto"}
 // reduced to a flat memory (one DDR5 channel's rate and latency as the one
 // storage tier), which keeps everything of the store path but the SSD's
 // queues, buffer and NAND: flat-ratio is what the store run would cost with
-// a drive model that cost nothing. Times are each configuration's fastest
+// a drive model that cost nothing. It runs the store a fourth time with
+// the drive at the request resolution (storage.resolution=request,
+// memory/ssd_flow.go): request-ratio is that run's multiple of the
+// no-store run, its error against the page level stated in docs/memory.md
+// and bounded by TestRequestResolutionWithinBound. Times are each configuration's fastest
 // run of the b.N (run with -benchtime 3x or more): on a shared machine the
 // no-store run's 0.2 s varies by half, and the fastest is the least
 // disturbed.
@@ -32,8 +36,9 @@ func BenchmarkReplayStoreAgainstNoStore(b *testing.B) {
 	base := append([]string{"workload.kind=mooncake", "workload.path=" + path, "workload.time_scale=0.25",
 		"model=llama-3-8b", "accelerator.tp=1"}, benchNode...)
 	configs := [][]string{{"system.design=recompute"}, {"fpga.hashing=block", "storage.capacity=unlimited"},
-		{"fpga.hashing=block", "storage.tiers=[{name: flat, device: ddr5-4800, capacity: unlimited}]"}}
-	fastest := []time.Duration{math.MaxInt64, math.MaxInt64, math.MaxInt64}
+		{"fpga.hashing=block", "storage.tiers=[{name: flat, device: ddr5-4800, capacity: unlimited}]"},
+		{"fpga.hashing=block", "storage.capacity=unlimited", "storage.resolution=request"}}
+	fastest := []time.Duration{math.MaxInt64, math.MaxInt64, math.MaxInt64, math.MaxInt64}
 	events := make([]float64, len(configs))
 	var requests float64
 	for b.Loop() {
@@ -44,12 +49,14 @@ func BenchmarkReplayStoreAgainstNoStore(b *testing.B) {
 			events[i], requests = float64(s.Events), float64(s.RequestsCompleted)
 		}
 	}
-	noStore, store, flat := fastest[0].Seconds(), fastest[1].Seconds(), fastest[2].Seconds()
+	noStore, store, flat, request := fastest[0].Seconds(), fastest[1].Seconds(), fastest[2].Seconds(), fastest[3].Seconds()
 	b.ReportMetric(store/noStore, "ratio")
 	b.ReportMetric(flat/noStore, "flat-ratio")
+	b.ReportMetric(request/noStore, "request-ratio")
 	b.ReportMetric(store, "store-s")
 	b.ReportMetric(noStore, "nostore-s")
 	b.ReportMetric(events[0]/requests, "events/request-nostore")
 	b.ReportMetric(events[1]/requests, "events/request-store")
 	b.ReportMetric(events[2]/requests, "events/request-flat")
+	b.ReportMetric(events[3]/requests, "events/request-request")
 }

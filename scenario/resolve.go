@@ -34,9 +34,10 @@ type resolved struct {
 	p2p         sim.Bandwidth
 	ssd         memory.SSDConfig // the one-tier form's device: one of drives
 	drives      int
-	tiers       []kvstore.Tier // the pool's tiers, fastest first
-	tierDevices []string       // their device presets
-	dramTier    bool           // the one-tier form under the design's host-DRAM tier
+	tiers       []kvstore.Tier       // the pool's tiers, fastest first
+	tierDevices []string             // their device presets
+	resolution  memory.SSDResolution // the drives' (storage.resolution)
+	dramTier    bool                 // the one-tier form under the design's host-DRAM tier
 	synthetic   workloads.SyntheticConfig
 	functional  *functionalConfig // nil in timing mode
 }
@@ -296,6 +297,9 @@ func (r *resolver) resolveCPU(sc *Scenario, out *resolved) {
 func (r *resolver) resolveStorage(sc *Scenario, out *resolved) {
 	s := sc.Storage
 	r.intIn("storage.drives", int64(s.Drives), 1, maxDrives)
+	if s.Resolution != "" {
+		out.resolution = pick(r, "storage.resolution", s.Resolution, memory.SSDResolutions.Parse)
+	}
 	out.drives = max(1, s.Drives)
 	if r.unset("storage.drives") && (len(s.Tiers) > 0 || out.functional != nil) {
 		out.drives = 1 // each tier is one device, functional mode's bytes are on one: the default's drives give way
@@ -307,6 +311,7 @@ func (r *resolver) resolveStorage(sc *Scenario, out *resolved) {
 		var err error
 		out.ssd, err = memory.SSDPreset(s.Device)
 		r.check("storage.device", err)
+		out.ssd.Resolution = out.resolution
 		return
 	}
 	for _, key := range []string{"storage.device", "storage.capacity"} {

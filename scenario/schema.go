@@ -114,6 +114,9 @@ type Storage struct {
 	Capacity string `yaml:"capacity"`
 	// Drives > 1 stripe the capacity over that many drives (RAID 0).
 	Drives int `yaml:"drives"`
+	// Resolution is how finely the drives are worked out: page (the
+	// default) or request (docs/memory.md states its error).
+	Resolution string `yaml:"resolution,omitempty"`
 	// Tiers, when given, replace device and capacity: the pool's tiers,
 	// fastest first.
 	Tiers []TierSpec `yaml:"tiers,omitempty"`

@@ -211,3 +211,13 @@ func (t Time) Round(unit Time) Time {
 	}
 	return t - t%unit + unit
 }
+
+// Interpolate returns the point k/n of the way from a to b (b >= a, 0 <=
+// k <= n), a time or a byte count, rounded up, with a 128-bit product: a
+// point inside a span whose length times a byte count passes int64.
+func Interpolate[T ~int64](a, b T, k, n int64) T {
+	if n <= 0 || k <= 0 || b <= a {
+		return a
+	}
+	return a + T(ceilMulDiv(uint64(b-a), uint64(min(k, n)), uint64(n)))
+}

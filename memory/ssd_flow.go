@@ -1,0 +1,345 @@
+package memory
+
+import (
+	"cmp"
+	"container/heap"
+	"slices"
+
+	"github.com/kvcosim/kvcosim/sim"
+)
+
+// The request-level resolution of the drive (SSDConfig.Resolution =
+// ResolutionRequest). A request is worked out once, when it arrives, from
+// the drive's rates instead of command by command and page by page: each
+// of the drive's servers (queue slots, controller, write buffer, host link,
+// NAND) is a first-come first-served flow that keeps the time it is next
+// free, and a request of n commands streams through it.
+//
+//	issue      when fewer than QueueDepthMax commands are outstanding
+//	controller the first command leaves CommandTime after the controller is
+//	           free, the last ceil(n / ControllerCores) CommandTimes later
+//	buffer     a write's command is admitted when the bytes written
+//	           WriteBufferBytes before its end are programmed (release curve)
+//	host link  the request's bytes in one reservation (Link.TransferFrom),
+//	           starting no earlier than its first command is admitted and
+//	           late enough that its last command goes after its admission
+//	NAND       a fluid clock at the program rate, min(planes x page / tPROG,
+//	           channels x channel rate) with write amplification: a page is
+//	           programmed a page transfer plus tPROG after its arrival on an
+//	           idle array, and on a busy one half a stripe's time after the
+//	           clock passes it (a page waits for its plane's previous
+//	           program; on average half a round of the stripe)
+//	reads      sense no earlier than the programs of the bytes that reached
+//	           the card before them, then stream at min(planes x page / tR,
+//	           channels x channel rate) and cross the link card to host
+//
+// A request costs one event, its end. What it gives up against the page
+// level: plane-by-plane and channel-by-channel detail (a small read waits
+// for the array's latest program, not its own planes'), a request's
+// commands counted outstanding until its last ends, and a request's link
+// transfer as one reservation (the link counts one transfer a request).
+// TestRequestResolutionWithinBound holds it against the page level on
+// export streams, import streams and mixes, and docs/memory.md states the
+// bound.
+type flowDrive struct {
+	program, sense              sim.Bandwidth
+	readChannels, writeChannels sim.Bandwidth // all channels' rate, and with write amplification
+	// programIdle and programBusy are a page's time from arrival, and from
+	// the fluid clock passing it, to its program's end
+	programIdle, programBusy sim.Time
+	pageRead                 sim.Time // tR plus a page's channel transfer
+	stripe                   int64    // bytes of a page on every plane
+
+	ctrlFree, nandClock, readFree, lastAdmit sim.Time
+	written                                  int64              // bytes of writes admitted so far
+	spans                                    sim.FIFO[flowSpan] // the writes, oldest first, while the buffer can need them
+	outWrites                                sim.FIFO[flowOut]  // writes outstanding, in end order
+	outOther                                 flowOuts           // other requests outstanding, a heap by end
+	outstanding                              int64              // their commands
+	reqs                                     sim.Slots[flowReq]
+}
+
+// flowSpan is a write's bytes [x0, x1) of the drive's write stream, the
+// arrival of its first and last byte at the card and the programs' ends.
+type flowSpan struct {
+	x0, x1         int64
+	a0, a1, d0, d1 sim.Time
+}
+
+// flowOut is a request's commands, outstanding until end.
+type flowOut struct {
+	end  sim.Time
+	cmds int64
+}
+
+// flowReq is a request under way.
+type flowReq struct {
+	req   Request
+	start sim.Time
+	cmds  int64
+}
+
+func newFlowDrive(c SSDConfig) flowDrive {
+	stripe := int64(c.Planes()) * c.PageBytes
+	amp := func(b sim.Bandwidth) sim.Bandwidth { return sim.Bandwidth(float64(b) / c.WriteAmplification) }
+	channels := c.ChannelBandwidth * sim.Bandwidth(c.Channels)
+	planes := sim.Bandwidth(float64(stripe) * float64(sim.Second) / float64(c.ProgramTime))
+	program := amp(min(planes, channels))
+	xfer := sim.TimeOf(float64(c.ChannelBandwidth.TransferTime(c.PageBytes)) * c.WriteAmplification)
+	tProg := sim.TimeOf(float64(c.ProgramTime) * c.WriteAmplification)
+	sense := sim.Bandwidth(float64(stripe) * float64(sim.Second) / float64(max(c.ReadTime, 1)))
+	return flowDrive{program: program, sense: min(sense, channels), readChannels: channels,
+		programIdle: xfer + tProg, programBusy: xfer + max(0, tProg-program.TransferTime(stripe)/2),
+		pageRead: c.ReadTime + c.ChannelBandwidth.TransferTime(c.PageBytes), stripe: stripe}
+}
+
+// flowAccess works request r out at the request level and raises its end.
+func (s *SSD) flowAccess(r Request) {
+	f, now, whole := &s.flow, s.eng.Now(), r
+	for r.Bytes > s.cfg.WriteBufferBytes/2 && r.Write { // a write longer than half the buffer is
+		part := r // gated by its own releases: it goes in pieces, one event for the last
+		part.Bytes = s.cfg.WriteBufferBytes / 2 / s.cfg.MaxIOBytes * s.cfg.MaxIOBytes
+		part.Done = sim.Event{}
+		s.flowWrite(now, part, s.flowIssue(now))
+		r.Addr, r.Bytes = r.Addr+part.Bytes, r.Bytes-part.Bytes
+	}
+	n := s.commands(whole.Bytes)
+	issue := s.flowIssue(now)
+	var end sim.Time
+	if r.Write {
+		end = s.flowWrite(now, r, issue)
+	} else {
+		end = s.flowRead(r, issue)
+	}
+	ev := sim.Event{Handler: s, Op: opSSDFlowDone, Arg: int64(f.reqs.Put(flowReq{req: whole, start: now, cmds: n}))}
+	floor := now + s.cfg.SmallIOLatency
+	floored := whole.Bytes <= s.cfg.SmallIOBytes && floor > end
+	if floored {
+		end = floor
+	}
+	if r.Write && !floored { // writes end in order of their link transfers
+		s.writesDone.Schedule(end, ev)
+		f.outWrites.Push(flowOut{end: end, cmds: n})
+	} else { // a read's own wait for its planes, or the floor, can pass later ones
+		s.eng.Schedule(end, ev)
+		heap.Push(&f.outOther, flowOut{end: end, cmds: n})
+	}
+	f.outstanding += n
+}
+
+// commands returns how many commands a request of bytes makes.
+func (s *SSD) commands(bytes int64) int64 { return (bytes + s.cfg.MaxIOBytes - 1) / s.cfg.MaxIOBytes }
+
+// flowIssue returns when a request's first command gets a queue slot: now,
+// or when enough outstanding requests have ended that fewer than
+// QueueDepthMax commands remain.
+func (s *SSD) flowIssue(now sim.Time) sim.Time {
+	f := &s.flow
+	for f.outWrites.Len() > 0 && f.outWrites.Peek().end <= now {
+		f.outstanding -= f.outWrites.Pop().cmds
+	}
+	for len(f.outOther) > 0 && f.outOther[0].end <= now {
+		f.outstanding -= heap.Pop(&f.outOther).(flowOut).cmds
+	}
+	if f.outstanding < int64(s.cfg.QueueDepthMax) {
+		return now
+	}
+	ends := slices.Clone(f.outOther)
+	for i := range f.outWrites.Len() {
+		ends = append(ends, f.outWrites.At(i))
+	}
+	slices.SortFunc(ends, func(a, b flowOut) int { return cmp.Compare(a.end, b.end) })
+	left, t := f.outstanding, now
+	for _, e := range ends {
+		if left < int64(s.cfg.QueueDepthMax) {
+			break
+		}
+		t, left = e.end, left-e.cmds
+	}
+	return t
+}
+
+// flowOuts is a min-heap of outstanding requests by end.
+type flowOuts []flowOut
+
+func (h flowOuts) Len() int           { return len(h) }
+func (h flowOuts) Less(i, j int) bool { return h[i].end < h[j].end }
+func (h flowOuts) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *flowOuts) Push(x any)        { *h = append(*h, x.(flowOut)) }
+func (h *flowOuts) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// flowController returns when a request of n commands issued at issue has
+// its first and its last command through the controller.
+func (s *SSD) flowController(issue sim.Time, n int64) (first, last sim.Time) {
+	f, c := &s.flow, s.cfg
+	start := max(issue, f.ctrlFree)
+	f.ctrlFree = start + sim.MulTime(n, c.CommandTime)/sim.Time(c.ControllerCores)
+	return start + c.CommandTime, start + sim.MulTime((n+int64(c.ControllerCores)-1)/int64(c.ControllerCores), c.CommandTime)
+}
+
+// flowWrite works out write r and returns its end: the last command's data
+// has crossed the link and been acknowledged.
+func (s *SSD) flowWrite(now sim.Time, r Request, issue sim.Time) sim.Time {
+	f, c := &s.flow, s.cfg
+	n := s.commands(r.Bytes)
+	firstBytes, lastBytes := min(r.Bytes, c.MaxIOBytes), r.Bytes-(n-1)*c.MaxIOBytes
+	ctrlFirst, ctrlLast := s.flowController(issue, n)
+	x0, x1 := f.written, f.written+r.Bytes
+	admitFirst := max(ctrlFirst, f.lastAdmit, f.releaseAt(x0+firstBytes-c.WriteBufferBytes))
+	link := s.host.HostToCard
+	wire := link.Config().WireTime
+	arrFirst := max(admitFirst, link.FreeAt()) + wire(firstBytes) + link.Config().Latency
+	// the last command goes after its admission and every earlier one's
+	// (the release curve's kinks and the last command's own)
+	admitLast := max(ctrlLast, f.releaseAt(x1-c.WriteBufferBytes))
+	for i := range f.spans.Len() {
+		if sp := f.spans.At(i); sp.x0 > x0+firstBytes-c.WriteBufferBytes && sp.x0 < x1-c.WriteBufferBytes {
+			admitLast = max(admitLast, sp.d0+wire(x1-sp.x0-c.WriteBufferBytes)-wire(lastBytes))
+		}
+	}
+	lastStart, arrLast := flowStream(link, admitFirst, admitLast, r.Bytes, lastBytes)
+	f.lastAdmit = max(admitFirst, lastStart)
+	clock := max(arrFirst, f.nandClock)
+	f.nandClock = max(clock+f.program.TransferTime(r.Bytes), arrLast+f.program.TransferTime(lastBytes))
+	sp := flowSpan{x0: x0, x1: x1, a0: arrFirst, a1: arrLast,
+		d0: max(arrFirst+f.programIdle, clock+f.program.TransferTime(firstBytes)+f.programBusy),
+		d1: max(arrLast+f.programIdle, f.nandClock+f.programBusy)}
+	sp.d0 = max(sp.d0, s.lastRelease) // the buffer drains in arrival order
+	sp.d1 = max(sp.d1, sp.d0)
+	f.spans.Push(sp)
+	f.written, s.lastRelease = x1, sp.d1
+	return arrLast + c.WriteOverhead
+}
+
+// releaseAt returns when byte y of the write stream is programmed, its
+// buffer space freed (0 for y before the stream); the spans more than a
+// stripe before y are no longer needed, as later lookups only go further
+// and reads look back at most a stripe from the bytes arrived.
+func (f *flowDrive) releaseAt(y int64) sim.Time {
+	if y < 0 {
+		return 0
+	}
+	for f.spans.Len() > 1 && f.spans.Peek().x1 <= y-f.stripe {
+		f.spans.Pop()
+	}
+	if f.spans.Len() == 0 {
+		return 0
+	}
+	sp := f.spans.Peek()
+	if y >= sp.x1 {
+		return sp.d1
+	}
+	return sim.Interpolate(sp.d0, sp.d1, y-sp.x0, sp.x1-sp.x0)
+}
+
+// planesFree returns when the planes a read of bytes from addr senses at t
+// have programmed the pages that reached the card before t: a plane is
+// free after its latest page, and the write pointer stripes the stream's
+// pages over the planes in turn, so the latest page on the read's run of
+// planes is the stream's latest but the distance back to the run.
+func (s *SSD) planesFree(addr, bytes int64, t sim.Time) sim.Time {
+	f, page, planes := &s.flow, s.cfg.PageBytes, int64(s.cfg.Planes())
+	arrived := f.arrivedBy(t) / page
+	if arrived == 0 {
+		return 0
+	}
+	first := addr / page
+	touched := min((addr+bytes-1)/page-first+1, planes)
+	latest := (arrived - 1) % planes
+	back := (latest - first%planes + planes) % planes
+	if back < touched {
+		back = 0
+	} else {
+		back -= touched - 1
+	}
+	if back >= arrived {
+		return 0
+	}
+	return f.programmedAt((arrived - back) * page)
+}
+
+// arrivedBy returns how many bytes of the write stream had reached the card
+// by t.
+func (f *flowDrive) arrivedBy(t sim.Time) int64 {
+	for i := f.spans.Len() - 1; i >= 0; i-- {
+		sp := f.spans.At(i)
+		switch {
+		case sp.a0 > t:
+			continue
+		case sp.a1 <= t:
+			return sp.x1
+		}
+		return sim.Interpolate(sp.x0, sp.x1, int64(t-sp.a0), int64(sp.a1-sp.a0))
+	}
+	if f.spans.Len() > 0 {
+		return f.spans.Peek().x0
+	}
+	return f.written
+}
+
+// programmedAt returns when the stream's bytes before x are programmed.
+func (f *flowDrive) programmedAt(x int64) sim.Time {
+	for i := f.spans.Len() - 1; i >= 0; i-- {
+		if sp := f.spans.At(i); sp.x0 < x {
+			return sim.Interpolate(sp.d0, sp.d1, x-sp.x0, sp.x1-sp.x0)
+		}
+	}
+	return 0
+}
+
+// flowRead works out read r and returns its end: its last byte has crossed
+// the link card to host. The NAND channels and the link carry the reads'
+// data in turn, as if every read sensed at its controller's end; a read
+// whose planes are still programming then ends no earlier than that wait
+// allows, without holding up the reads behind it (their data goes first
+// on the channels and the link, as it does page by page).
+func (s *SSD) flowRead(r Request, issue sim.Time) sim.Time {
+	f, c := &s.flow, s.cfg
+	n := s.commands(r.Bytes)
+	firstBytes, lastBytes := min(r.Bytes, c.MaxIOBytes), r.Bytes-(n-1)*c.MaxIOBytes
+	ctrlFirst, ctrlLast := s.flowController(issue, n)
+	wait := max(0, s.planesFree(r.Addr, r.Bytes, ctrlFirst)-ctrlFirst)
+	if f.nandClock > ctrlFirst { // a busy array's backlog grows by the read's sensing
+		f.nandClock += f.sense.TransferTime(r.Bytes)
+	}
+	f.readFree = max(ctrlFirst, f.readFree) + f.readChannels.TransferTime(r.Bytes)
+	readyFirst := ctrlFirst + f.pageRead + f.readChannels.TransferTime(firstBytes) + c.ReadOverhead
+	readyLast := max(f.readFree+c.ReadTime, ctrlFirst+f.sense.TransferTime(r.Bytes)+f.pageRead, ctrlLast+f.pageRead) + c.ReadOverhead
+	link := s.host.CardToHost
+	_, arrival := flowStream(link, readyFirst, readyLast, r.Bytes, lastBytes)
+	cfg := link.Config()
+	return max(arrival, readyFirst+wait+cfg.WireTime(r.Bytes)+cfg.Latency, readyLast+wait+cfg.WireTime(lastBytes)+cfg.Latency)
+}
+
+// flowStream books a request's bytes on link in one reservation: its first
+// command starts no earlier than first, its last no earlier than last and
+// after the bytes before it have crossed. It returns when the last command
+// starts and when the last byte arrives.
+func flowStream(link *sim.Link, first, last sim.Time, bytes, lastBytes int64) (lastStart, arrival sim.Time) {
+	wire := link.Config().WireTime
+	whole, lastWire := wire(bytes), wire(lastBytes)
+	lastStart = max(max(first, link.FreeAt())+whole-lastWire, last)
+	return lastStart, link.TransferFrom(lastStart+lastWire-whole, bytes, sim.Event{})
+}
+
+// flowDone ends a request worked out at the request level.
+func (s *SSD) flowDone(slot int) {
+	d := s.flow.reqs.Take(slot)
+	if d.req.Write {
+		s.writes.Add(d.cmds)
+		s.bytesWritten.Add(d.req.Bytes)
+	} else {
+		s.reads.Add(d.cmds)
+		s.bytesRead.Add(d.req.Bytes)
+	}
+	if tr := s.eng.Trace(); tr.AllSpans() {
+		op := map[bool]string{false: "read", true: "write"}[d.req.Write]
+		tr.Emit(sim.Span{Component: s.cfg.Name, Operation: op, ID: d.req.Done.Arg, Start: d.start, End: s.eng.Now(), Bytes: d.req.Bytes})
+	}
+	s.raise(ssdCmd{req: d.req, start: d.start, parent: -1})
+}
