@@ -3,6 +3,7 @@ package accel
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -14,30 +15,64 @@ import (
 // (../shared/data/calibration/gpu-measured, measured for this project).
 const measuredH100 = "calibdata/h100-llama-3-8b-2026-11-23.json"
 
-// TestMeasuredProfileGroupsAndShapes reads the H100 profile: every group,
-// in order, with the points the issue's table counts.
+// measuredProfiles are the measured profiles in calibdata, each with the
+// GPU it names and the points per group the model prices. heldOut names
+// the groups held to 10 % in a profile the presets were not fitted on.
+var measuredProfiles = []struct {
+	file    string
+	gpu     string
+	counts  map[string]int
+	heldOut []string
+}{
+	{file: measuredH100, gpu: "NVIDIA H100 80GB HBM3",
+		counts: map[string]int{"prefill": 5, "chunk": 3, "decode": 11, "eager": 3, "pcie": 6, "export": 5, "sampling": 3}},
+	// tools/gpuprofile's first run on a GPU. Not fitted on: every group but
+	// eager within 10 %. The eager rows (one Hugging Face decode step,
+	// Python and launches) are host-bound and moved 37-55 ms between two
+	// runs on the same machine (docs/accel.md).
+	{file: "calibdata/h100-llama-3-8b-2026-11-26-gpuprofile.json", gpu: "NVIDIA H100 80GB HBM3",
+		counts:  map[string]int{"prefill": 5, "chunk": 3, "decode": 11, "eager": 3, "pcie": 6, "export": 5, "sampling": 3},
+		heldOut: []string{"prefill", "chunk", "decode", "pcie", "export", "sampling"}},
+}
+
+// TestMeasuredProfileGroupsAndShapes reads every measured profile in
+// calibdata: every group, in order, with the points each one counts.
 func TestMeasuredProfileGroupsAndShapes(t *testing.T) {
-	p, err := ReadProfile(measuredH100)
+	files, err := filepath.Glob("calibdata/*.json")
 	require.NoError(t, err)
-	assert.Equal(t, "NVIDIA H100 80GB HBM3", p.GPU)
-	d, err := ProfileDevice(p.GPU)
-	require.NoError(t, err)
-	assert.Equal(t, "h100-sxm", d)
-	counts := map[string]int{}
-	for _, r := range p.Rows {
-		counts[r.Group]++
-		assert.Positive(t, r.Measured, r.Where)
+	var listed []string
+	for _, c := range measuredProfiles {
+		listed = append(listed, c.file)
 	}
-	assert.Equal(t, map[string]int{"prefill": 5, "chunk": 3, "decode": 11, "eager": 3, "pcie": 6, "export": 5, "sampling": 3}, counts)
-	dev, err := DevicePreset(d)
-	require.NoError(t, err)
-	rows, err := Compare(p, dev, "")
-	require.NoError(t, err)
-	groups := GroupErrors(rows)
-	require.Len(t, groups, len(MeasuredGroups))
-	for i, g := range groups {
-		assert.Equal(t, MeasuredGroups[i], g.Group)
-		assert.GreaterOrEqual(t, g.P90, g.MAPE*0.5, g.Group)
+	assert.ElementsMatch(t, listed, files, "every profile in calibdata is in measuredProfiles")
+	for _, c := range measuredProfiles {
+		t.Run(filepath.Base(c.file), func(t *testing.T) {
+			p, err := ReadProfile(c.file)
+			require.NoError(t, err)
+			assert.Equal(t, c.gpu, p.GPU)
+			d, err := ProfileDevice(p.GPU)
+			require.NoError(t, err)
+			assert.Equal(t, "h100-sxm", d)
+			counts := map[string]int{}
+			for _, r := range p.Rows {
+				counts[r.Group]++
+				assert.Positive(t, r.Measured, r.Where)
+			}
+			assert.Equal(t, c.counts, counts)
+			dev, err := DevicePreset(d)
+			require.NoError(t, err)
+			rows, err := Compare(p, dev, "")
+			require.NoError(t, err)
+			groups := GroupErrors(rows)
+			require.Len(t, groups, len(MeasuredGroups))
+			for i, g := range groups {
+				assert.Equal(t, MeasuredGroups[i], g.Group)
+				assert.GreaterOrEqual(t, g.P90, g.MAPE*0.5, g.Group)
+				if slices.Contains(c.heldOut, g.Group) {
+					assert.LessOrEqual(t, g.MAPE, 0.10, g.Group)
+				}
+			}
+		})
 	}
 }
 

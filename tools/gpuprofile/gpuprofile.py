@@ -545,7 +545,7 @@ class Session:
             ids = t.randint(0, shape.vocab, (1, new), device=self.dev)
 
             def resume():
-                cache.crop(cached)
+                crop_to(cache, cached)
                 return forward(model, ids, cache)
             s = self.median(resume, self.few() if new > 1 else None)
             rows.append(chunk_row(cached, new, shape.layers, hf_eager_decode_s=s) if new == 1
@@ -680,6 +680,16 @@ def cache_tensors(cache):
     if hasattr(cache, "key_cache"):
         return [x for kv in zip(cache.key_cache, cache.value_cache) for x in kv]
     return [x for kv in cache for x in kv]
+
+
+def crop_to(cache, length):
+    """Cuts a Hugging Face cache back to its first `length` tokens, on every version: a
+    negative crop removes that many tokens (transformers 4.x and 5.x); a positive one meant
+    the length to keep until 5.17 and is removed in 5.18, and crop(0) emptied the cache
+    before 5.14, so the call is made only when there is something to remove."""
+    extra = cache.get_seq_length() - length
+    if extra > 0:
+        cache.crop(-extra)
 
 
 def decode_weights(torch, shape, dev):
