@@ -227,7 +227,7 @@ func (e *Engine) begin(slot int32) {
 		e.running[0]++
 	}
 	t.started = e.eng.Now()
-	t.out = Result{Start: t.started}
+	t.out = Result{Start: t.started, Stages: make([]StageTime, 0, len(t.stages))}
 	e.nextStage(slot)
 }
 

@@ -55,6 +55,7 @@ type flowDrive struct {
 	spans                                    sim.FIFO[flowSpan] // the writes, oldest first, while the buffer can need them
 	outWrites                                sim.FIFO[flowOut]  // writes outstanding, in end order
 	outOther                                 flowOuts           // other requests outstanding, a heap by end
+	ends                                     []flowOut          // scratch: the outstanding requests in end order
 	outstanding                              int64              // their commands
 	reqs                                     sim.Slots[flowReq]
 }
@@ -144,11 +145,12 @@ func (s *SSD) flowIssue(now sim.Time) sim.Time {
 	if f.outstanding < int64(s.cfg.QueueDepthMax) {
 		return now
 	}
-	ends := slices.Clone(f.outOther)
+	ends := append(f.ends[:0], f.outOther...)
 	for i := range f.outWrites.Len() {
 		ends = append(ends, f.outWrites.At(i))
 	}
 	slices.SortFunc(ends, func(a, b flowOut) int { return cmp.Compare(a.end, b.end) })
+	f.ends = ends
 	left, t := f.outstanding, now
 	for _, e := range ends {
 		if left < int64(s.cfg.QueueDepthMax) {
