@@ -12,16 +12,19 @@ import (
 // (about 285,000 sessions, a million requests, at 3.3 sessions a second)
 // with the patent's store, and reports the wall time, the events per
 // request and the process's peak heap (issue 19: how far one process
-// goes; docs/studies.md); a tenth of the day first. `-benchtime 1x`: the
-// day takes minutes and most of 20 GiB.
+// goes; docs/studies.md); a tenth of the day first, each with the drives
+// page by page and at the request resolution (storage.resolution).
+// `-benchtime 1x`: the day takes minutes and most of 20 GiB.
 func BenchmarkClusterDay(b *testing.B) {
 	for _, c := range []struct {
-		nodes    int
-		sessions int
-	}{{64, 28_500}, {64, 285_000}} {
-		b.Run(fmt.Sprintf("nodes=%d/sessions=%d", c.nodes, c.sessions), func(b *testing.B) {
+		nodes      int
+		sessions   int
+		resolution string
+	}{{64, 28_500, "page"}, {64, 28_500, "request"}, {64, 285_000, "page"}, {64, 285_000, "request"}} {
+		b.Run(fmt.Sprintf("nodes=%d/sessions=%d/resolution=%s", c.nodes, c.sessions, c.resolution), func(b *testing.B) {
 			sets := append([]string{fmt.Sprintf("system.nodes=%d", c.nodes), fmt.Sprintf("workload.sessions=%d", c.sessions),
-				"workload.session_rate_per_s=3.3", "storage.capacity=unlimited", "workload.memory_limit_gib=32"}, benchNode...)
+				"workload.session_rate_per_s=3.3", "storage.capacity=unlimited", "workload.memory_limit_gib=32",
+				"storage.resolution=" + c.resolution}, benchNode...)
 			for b.Loop() {
 				start := time.Now()
 				s, _ := run(b, sets...)
