@@ -1,9 +1,10 @@
 package memory
 
 import (
-	"cmp"
 	"container/heap"
+	"fmt"
 	"slices"
+	"sort"
 
 	"github.com/kvcosim/kvcosim/sim"
 )
@@ -52,11 +53,8 @@ type flowDrive struct {
 
 	ctrlFree, nandClock, readFree, lastAdmit sim.Time
 	written                                  int64              // bytes of writes admitted so far
-	spans                                    sim.FIFO[flowSpan] // the writes, oldest first, while the buffer can need them
-	outWrites                                sim.FIFO[flowOut]  // writes outstanding, in end order
-	outOther                                 flowOuts           // other requests outstanding, a heap by end
-	ends                                     []flowOut          // scratch: the outstanding requests in end order
-	outstanding                              int64              // their commands
+	spans                                    sim.FIFO[flowSpan] // the writes, oldest first, while the buffer or a read can need them
+	slots                                    flowSlots          // the outstanding requests' commands
 	reqs                                     sim.Slots[flowReq]
 }
 
@@ -84,22 +82,37 @@ func newFlowDrive(c SSDConfig) flowDrive {
 	stripe := int64(c.Planes()) * c.PageBytes
 	amp := func(b sim.Bandwidth) sim.Bandwidth { return sim.Bandwidth(float64(b) / c.WriteAmplification) }
 	channels := c.ChannelBandwidth * sim.Bandwidth(c.Channels)
-	planes := sim.Bandwidth(float64(stripe) * float64(sim.Second) / float64(c.ProgramTime))
-	program := amp(min(planes, channels))
+	program := amp(flowRate(stripe, c.ProgramTime, channels))
 	xfer := sim.TimeOf(float64(c.ChannelBandwidth.TransferTime(c.PageBytes)) * c.WriteAmplification)
 	tProg := sim.TimeOf(float64(c.ProgramTime) * c.WriteAmplification)
-	sense := sim.Bandwidth(float64(stripe) * float64(sim.Second) / float64(max(c.ReadTime, 1)))
-	return flowDrive{program: program, sense: min(sense, channels), readChannels: channels,
+	sense := flowRate(stripe, c.ReadTime, channels)
+	return flowDrive{program: program, sense: sense, readChannels: channels,
 		programIdle: xfer + tProg, programBusy: xfer + max(0, tProg-program.TransferTime(stripe)/2),
-		pageRead: c.ReadTime + c.ChannelBandwidth.TransferTime(c.PageBytes), stripe: stripe}
+		pageRead: c.ReadTime + c.ChannelBandwidth.TransferTime(c.PageBytes), stripe: stripe,
+		slots: flowSlots{rest: flowOuts{latest: true}}}
+}
+
+// flowRate returns the rate of bytes every t, at most limit: limit where
+// t is 0 (Validate allows a tPROG or tR of 0, which leaves the channels
+// the bound) or the quotient passes it.
+func flowRate(bytes int64, t sim.Time, limit sim.Bandwidth) sim.Bandwidth {
+	if r := float64(bytes) * float64(sim.Second) / float64(t); t > 0 && r < float64(limit) {
+		return sim.Bandwidth(r)
+	}
+	return limit
 }
 
 // flowAccess works request r out at the request level and raises its end.
 func (s *SSD) flowAccess(r Request) {
 	f, now, whole := &s.flow, s.eng.Now(), r
-	for r.Bytes > s.cfg.WriteBufferBytes/2 && r.Write { // a write longer than half the buffer is
-		part := r // gated by its own releases: it goes in pieces, one event for the last
-		part.Bytes = s.cfg.WriteBufferBytes / 2 / s.cfg.MaxIOBytes * s.cfg.MaxIOBytes
+	// a write longer than half the buffer is gated by its own releases: it
+	// goes in pieces of whole commands, one event for the last; a piece is
+	// at least a command (a buffer under two commands has no whole command
+	// in its half, and a piece of none would never end)
+	piece := max(s.cfg.MaxIOBytes, s.cfg.WriteBufferBytes/2/s.cfg.MaxIOBytes*s.cfg.MaxIOBytes)
+	for r.Write && r.Bytes > max(s.cfg.WriteBufferBytes/2, piece) {
+		part := r
+		part.Bytes = piece
 		part.Done = sim.Event{}
 		s.flowWrite(now, part, s.flowIssue(now))
 		r.Addr, r.Bytes = r.Addr+part.Bytes, r.Bytes-part.Bytes
@@ -120,12 +133,10 @@ func (s *SSD) flowAccess(r Request) {
 	}
 	if r.Write && !floored { // writes end in order of their link transfers
 		s.writesDone.Schedule(end, ev)
-		f.outWrites.Push(flowOut{end: end, cmds: n})
 	} else { // a read's own wait for its planes, or the floor, can pass later ones
 		s.eng.Schedule(end, ev)
-		heap.Push(&f.outOther, flowOut{end: end, cmds: n})
 	}
-	f.outstanding += n
+	f.slots.add(flowOut{end: end, cmds: n}, int64(s.cfg.QueueDepthMax), now)
 }
 
 // commands returns how many commands a request of bytes makes.
@@ -134,44 +145,78 @@ func (s *SSD) commands(bytes int64) int64 { return (bytes + s.cfg.MaxIOBytes - 1
 // flowIssue returns when a request's first command gets a queue slot: now,
 // or when enough outstanding requests have ended that fewer than
 // QueueDepthMax commands remain.
-func (s *SSD) flowIssue(now sim.Time) sim.Time {
-	f := &s.flow
-	for f.outWrites.Len() > 0 && f.outWrites.Peek().end <= now {
-		f.outstanding -= f.outWrites.Pop().cmds
-	}
-	for len(f.outOther) > 0 && f.outOther[0].end <= now {
-		f.outstanding -= heap.Pop(&f.outOther).(flowOut).cmds
-	}
-	if f.outstanding < int64(s.cfg.QueueDepthMax) {
-		return now
-	}
-	ends := append(f.ends[:0], f.outOther...)
-	for i := range f.outWrites.Len() {
-		ends = append(ends, f.outWrites.At(i))
-	}
-	slices.SortFunc(ends, func(a, b flowOut) int { return cmp.Compare(a.end, b.end) })
-	f.ends = ends
-	left, t := f.outstanding, now
-	for _, e := range ends {
-		if left < int64(s.cfg.QueueDepthMax) {
-			break
-		}
-		t, left = e.end, left-e.cmds
-	}
-	return t
+func (s *SSD) flowIssue(now sim.Time) sim.Time { return s.flow.slots.issue(now) }
+
+// flowSlots holds the outstanding requests' commands for the queue slots,
+// split by end: top, the requests ending latest whose commands number
+// fewer than the queue depth, and rest, the others. The slots are free for
+// a request at the latest end in rest (then fewer than the depth remain),
+// or now if that has passed: a heap each, where sorting every outstanding
+// request at every request cost a run of 80,000 requests past the
+// drive's rate 55 s. Requests that have ended may stay in either (the
+// oldest ends, they never hold up a request after them): top holds fewer
+// than the depth, and rest is cleared when its latest has ended and
+// compacted when it has doubled.
+type flowSlots struct {
+	top, rest flowOuts // top by its earliest end, rest by its latest
+	topCmds   int64    // the commands in top
+	kept      int      // rest's size when last compacted
 }
 
-// flowOuts is a min-heap of outstanding requests by end.
-type flowOuts []flowOut
+// issue returns when a request arriving at now gets a queue slot.
+func (q *flowSlots) issue(now sim.Time) sim.Time {
+	if q.rest.Len() == 0 || q.rest.h[0].end <= now {
+		q.rest.h = q.rest.h[:0]
+		return now
+	}
+	return q.rest.h[0].end
+}
 
-func (h flowOuts) Len() int           { return len(h) }
-func (h flowOuts) Less(i, j int) bool { return h[i].end < h[j].end }
-func (h flowOuts) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *flowOuts) Push(x any)        { *h = append(*h, x.(flowOut)) }
-func (h *flowOuts) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
+// add puts a request's commands, outstanding until o.end, among the
+// outstanding ones, with depth queue slots, at now.
+func (q *flowSlots) add(o flowOut, depth int64, now sim.Time) {
+	if q.rest.Len() > 0 && o.end < q.rest.h[0].end {
+		heap.Push(&q.rest, o)
+	} else {
+		heap.Push(&q.top, o)
+		q.topCmds += o.cmds
+	}
+	for q.topCmds >= depth {
+		x := heap.Pop(&q.top).(flowOut)
+		q.topCmds -= x.cmds
+		heap.Push(&q.rest, x)
+	}
+	for q.rest.Len() > 0 && q.topCmds+q.rest.h[0].cmds < depth {
+		x := heap.Pop(&q.rest).(flowOut)
+		q.topCmds += x.cmds
+		heap.Push(&q.top, x)
+	}
+	if q.rest.Len() > 2*q.kept+1024 {
+		q.rest.h = slices.DeleteFunc(q.rest.h, func(x flowOut) bool { return x.end <= now })
+		heap.Init(&q.rest)
+		q.kept = q.rest.Len()
+	}
+}
+
+// flowOuts is a heap of outstanding requests by end: the earliest on top,
+// or with latest the latest.
+type flowOuts struct {
+	h      []flowOut
+	latest bool
+}
+
+func (q *flowOuts) Len() int { return len(q.h) }
+func (q *flowOuts) Less(i, j int) bool {
+	if q.latest {
+		return q.h[i].end > q.h[j].end
+	}
+	return q.h[i].end < q.h[j].end
+}
+func (q *flowOuts) Swap(i, j int) { q.h[i], q.h[j] = q.h[j], q.h[i] }
+func (q *flowOuts) Push(x any)    { q.h = append(q.h, x.(flowOut)) }
+func (q *flowOuts) Pop() any {
+	x := q.h[len(q.h)-1]
+	q.h = q.h[:len(q.h)-1]
 	return x
 }
 
@@ -192,18 +237,20 @@ func (s *SSD) flowWrite(now sim.Time, r Request, issue sim.Time) sim.Time {
 	firstBytes, lastBytes := min(r.Bytes, c.MaxIOBytes), r.Bytes-(n-1)*c.MaxIOBytes
 	ctrlFirst, ctrlLast := s.flowController(issue, n)
 	x0, x1 := f.written, f.written+r.Bytes
-	admitFirst := max(ctrlFirst, f.lastAdmit, f.releaseAt(x0+firstBytes-c.WriteBufferBytes))
+	y0, y1 := x0+firstBytes-c.WriteBufferBytes, x1-c.WriteBufferBytes // the bytes the first and last commands wait for
+	admitFirst := max(ctrlFirst, f.lastAdmit, f.releaseAt(y0, now))
 	link := s.host.HostToCard
 	wire := link.Config().WireTime
 	arrFirst := max(admitFirst, link.FreeAt()) + wire(firstBytes) + link.Config().Latency
 	// the last command goes after its admission and every earlier one's
-	// (the release curve's kinks and the last command's own)
-	admitLast := max(ctrlLast, f.releaseAt(x1-c.WriteBufferBytes))
-	for i := range f.spans.Len() {
-		if sp := f.spans.At(i); sp.x0 > x0+firstBytes-c.WriteBufferBytes && sp.x0 < x1-c.WriteBufferBytes {
-			admitLast = max(admitLast, sp.d0+wire(x1-sp.x0-c.WriteBufferBytes)-wire(lastBytes))
-		}
+	// (the release curve's kinks, the spans starting between y0 and y1,
+	// looked at before releaseAt(y1) prunes them, and its own)
+	admitLast := ctrlLast
+	for i := f.spanAfter(y0); i < f.spans.Len() && f.spans.At(i).x0 < y1; i++ {
+		sp := f.spans.At(i)
+		admitLast = max(admitLast, sp.d0+wire(y1-sp.x0)-wire(lastBytes))
 	}
+	admitLast = max(admitLast, f.releaseAt(y1, now))
 	lastStart, arrLast := flowStream(link, admitFirst, admitLast, r.Bytes, lastBytes)
 	f.lastAdmit = max(admitFirst, lastStart)
 	clock := max(arrFirst, f.nandClock)
@@ -213,30 +260,48 @@ func (s *SSD) flowWrite(now sim.Time, r Request, issue sim.Time) sim.Time {
 		d1: max(arrLast+f.programIdle, f.nandClock+f.programBusy)}
 	sp.d0 = max(sp.d0, s.lastRelease) // the buffer drains in arrival order
 	sp.d1 = max(sp.d1, sp.d0)
+	if f.spans.Len() > 0 { // arrivedBy bisects on the arrivals
+		if prev := f.spans.At(f.spans.Len() - 1); sp.a0 < prev.a0 || sp.a1 < prev.a1 {
+			panic(fmt.Sprintf("memory: %s at %v: a write's arrival [%v, %v] before the previous one's [%v, %v]", c.Name, now, sp.a0, sp.a1, prev.a0, prev.a1))
+		}
+	}
 	f.spans.Push(sp)
 	f.written, s.lastRelease = x1, sp.d1
 	return arrLast + c.WriteOverhead
 }
 
 // releaseAt returns when byte y of the write stream is programmed, its
-// buffer space freed (0 for y before the stream); the spans more than a
-// stripe before y are no longer needed, as later lookups only go further
-// and reads look back at most a stripe from the bytes arrived.
-func (f *flowDrive) releaseAt(y int64) sim.Time {
+// buffer space freed (0 for y before the stream), asked at now. The spans
+// more than a stripe before both y and the bytes arrived by now are no
+// longer needed: later lookups only go further, and reads, at now or
+// later, look back at most a stripe from the bytes arrived when they
+// sense.
+func (f *flowDrive) releaseAt(y int64, now sim.Time) sim.Time {
 	if y < 0 {
 		return 0
 	}
-	for f.spans.Len() > 1 && f.spans.Peek().x1 <= y-f.stripe {
+	keep := min(y, f.arrivedBy(now)) - f.stripe
+	for f.spans.Len() > 1 && f.spans.Peek().x1 <= keep {
 		f.spans.Pop()
 	}
+	i := f.spanAfter(y) - 1 // the last span starting at or before y
 	if f.spans.Len() == 0 {
 		return 0
 	}
-	sp := f.spans.Peek()
+	if i < 0 {
+		panic(fmt.Sprintf("memory: request-level drive: release of byte %d asked after its span was dropped (spans from %d)", y, f.spans.Peek().x0))
+	}
+	sp := f.spans.At(i)
 	if y >= sp.x1 {
 		return sp.d1
 	}
 	return sim.Interpolate(sp.d0, sp.d1, y-sp.x0, sp.x1-sp.x0)
+}
+
+// spanAfter returns the index of the first span starting after byte y (the
+// spans' starts increase).
+func (f *flowDrive) spanAfter(y int64) int {
+	return sort.Search(f.spans.Len(), func(i int) bool { return f.spans.At(i).x0 > y })
 }
 
 // planesFree returns when the planes a read of bytes from addr senses at t
@@ -266,19 +331,18 @@ func (s *SSD) planesFree(addr, bytes int64, t sim.Time) sim.Time {
 }
 
 // arrivedBy returns how many bytes of the write stream had reached the card
-// by t.
+// by t. The spans' arrivals increase (one link carries them in turn), so
+// the last span whose first byte has arrived is found by bisection.
 func (f *flowDrive) arrivedBy(t sim.Time) int64 {
-	for i := f.spans.Len() - 1; i >= 0; i-- {
+	i := sort.Search(f.spans.Len(), func(i int) bool { return f.spans.At(i).a0 > t }) - 1
+	switch {
+	case i >= 0:
 		sp := f.spans.At(i)
-		switch {
-		case sp.a0 > t:
-			continue
-		case sp.a1 <= t:
+		if sp.a1 <= t {
 			return sp.x1
 		}
 		return sim.Interpolate(sp.x0, sp.x1, int64(t-sp.a0), int64(sp.a1-sp.a0))
-	}
-	if f.spans.Len() > 0 {
+	case f.spans.Len() > 0:
 		return f.spans.Peek().x0
 	}
 	return f.written
@@ -286,10 +350,9 @@ func (f *flowDrive) arrivedBy(t sim.Time) int64 {
 
 // programmedAt returns when the stream's bytes before x are programmed.
 func (f *flowDrive) programmedAt(x int64) sim.Time {
-	for i := f.spans.Len() - 1; i >= 0; i-- {
-		if sp := f.spans.At(i); sp.x0 < x {
-			return sim.Interpolate(sp.d0, sp.d1, x-sp.x0, sp.x1-sp.x0)
-		}
+	if i := f.spanAfter(x-1) - 1; i >= 0 {
+		sp := f.spans.At(i)
+		return sim.Interpolate(sp.d0, sp.d1, x-sp.x0, sp.x1-sp.x0)
 	}
 	return 0
 }

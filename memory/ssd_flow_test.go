@@ -2,8 +2,10 @@ package memory
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -118,4 +120,186 @@ func TestRequestResolutionCostsOneEventARequest(t *testing.T) {
 	assert.Equal(t, uint64(3*3), s.eng.Handled(), "per request: its arrival, its end, its completion")
 	assert.Equal(t, SSDStats{}.Reads+64, s.Stats().Reads, "commands are counted as at the page level")
 	assert.Equal(t, int64(65), s.Stats().Writes)
+}
+
+// runWithin runs f and fails the test if it has not returned within d (a
+// model that loops for ever fails instead of hanging the package).
+func runWithin(t *testing.T, d time.Duration, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f()
+	}()
+	select {
+	case <-done:
+	case <-time.After(d):
+		t.Fatalf("not done in %v", d)
+	}
+}
+
+// TestRequestResolutionOddDrives runs drives at the edges of what Validate
+// allows at both resolutions: every request completes at the request
+// resolution, with the page level's commands, bytes and link bytes, and
+// the buffer drains when the page level's does, to the bound given. A
+// buffer of under two commands has no whole command in its half, which a
+// write longer than the half goes in pieces of (a piece of none looped for
+// ever); a tPROG of 0 leaves the channels the bound on programs (the
+// planes' rate was an infinite float made an integer).
+func TestRequestResolutionOddDrives(t *testing.T) {
+	oneCommand := tinySSD() // buffer = MaxIOBytes = 8 KiB
+	oneAndAHalf := tinySSD()
+	oneAndAHalf.WriteBufferBytes = 12288
+	noProgram := tinySSD()
+	noProgram.Name, noProgram.ProgramTime, noProgram.ChannelBandwidth, noProgram.WriteBufferBytes = "no-tprog", 0, 100_000_000, 64<<20
+	at3 := []sim.Time{0, 10 * sim.Microsecond, 20 * sim.Microsecond}
+	cases := []struct {
+		name    string
+		cfg     SSDConfig
+		at      []sim.Time
+		reqs    []Request
+		drained float64 // bound on the drain's relative error (the tiny drive's two planes are far from a fluid clock: 40-47 %)
+	}{
+		{"a buffer of one command", oneCommand, at3, []Request{{Bytes: 8192, Write: true}, {Addr: 1 << 20, Bytes: 3 * 8192, Write: true}, {Addr: 2 << 20, Bytes: 2 * 8192}}, 0.6},
+		{"a buffer of one and a half commands", oneAndAHalf, at3, []Request{{Bytes: 2 * 8192, Write: true}, {Addr: 1 << 20, Bytes: 5 * 8192, Write: true}, {Addr: 2 << 20, Bytes: 8192, Write: true}}, 0.6},
+		{"a tPROG of 0", noProgram, []sim.Time{0}, []Request{{Bytes: 32 << 20, Write: true}}, 0.05},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			runWithin(t, 20*time.Second, func() {
+				page, pageAt, _ := runSSDWorkload(t, c.cfg, c.at, c.reqs)
+				require.Len(t, pageAt, len(c.reqs), "the page level completes the workload")
+				flow := c.cfg
+				flow.Resolution = ResolutionRequest
+				got, gotAt, _ := runSSDWorkload(t, flow, c.at, c.reqs)
+				require.Len(t, gotAt, len(c.reqs), "every request completes")
+				ps, gs := page.Stats(), got.Stats()
+				assert.Equal(t, []int64{ps.Reads, ps.Writes, ps.BytesRead, ps.BytesWritten, ps.HostToCard.Bytes, ps.CardToHost.Bytes},
+					[]int64{gs.Reads, gs.Writes, gs.BytesRead, gs.BytesWritten, gs.HostToCard.Bytes, gs.CardToHost.Bytes}, "commands and bytes")
+				want, drained := page.Traffic().DrainedAt, got.Traffic().DrainedAt
+				t.Logf("drained %v, page level %v", drained, want)
+				assert.InEpsilon(t, float64(want), float64(drained), c.drained, "drained")
+			})
+		})
+	}
+}
+
+// TestRequestResolutionReadsBehindABurst: a read waits for the programs of
+// the bytes that reached the card before it, however many writes are
+// queued behind those. 200 and 1000 writes of 1 MiB at once put the same
+// bytes on the card in the read's first milliseconds; the spans the read
+// looks up were dropped once the later writes' buffer waits passed them,
+// and behind 1000 writes it waited for nothing.
+func TestRequestResolutionReadsBehindABurst(t *testing.T) {
+	cfg := KioxiaCM6()
+	cfg.Resolution = ResolutionRequest
+	latency := func(writes int, readAt sim.Time) sim.Time {
+		at := make([]sim.Time, writes+1)
+		reqs := make([]Request, writes+1)
+		for i := range writes {
+			reqs[i] = Request{Addr: int64(i) << 20, Bytes: 1 << 20, Write: true}
+		}
+		at[writes], reqs[writes] = readAt, Request{Addr: 8 << 30, Bytes: 1 << 20}
+		_, ends, _ := runSSDWorkload(t, cfg, at, reqs)
+		require.Len(t, ends, writes+1)
+		return ends[int64(writes)] - readAt
+	}
+	for _, readAt := range []sim.Time{4 * sim.Millisecond, 10 * sim.Millisecond, 20 * sim.Millisecond} {
+		t.Run(readAt.String(), func(t *testing.T) {
+			few, many := latency(200, readAt), latency(1000, readAt)
+			t.Logf("behind 200 writes %v, behind 1000 %v", few, many)
+			assert.Greater(t, few, 2*sim.Millisecond, "the read waits for programs")
+			assert.Equal(t, few, many)
+		})
+	}
+}
+
+// TestRequestResolutionCostIsLinear: eight times the requests cost less
+// than 24 times the time (a cost growing with the requests held made it
+// 60 and more). A write looks up the spans of the release curve it waits
+// on by bisection, not by a walk over every span the buffer holds (4 KiB
+// writes keep 67,552 spans on a CM6: 200,000 of them took 25 s); a request
+// finds its queue slot in two heaps, not by sorting every outstanding
+// request (past the drive's rate they pile up: 80,000 took 55 s).
+func TestRequestResolutionCostIsLinear(t *testing.T) {
+	cases := []struct {
+		name string
+		gap  sim.Time
+		n    int // the smaller run's requests
+	}{
+		{"4 KiB requests below the drive's rate", 6 * sim.Microsecond, 5000},
+		{"4 KiB requests past the drive's rate", 500 * sim.Nanosecond, 2500},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := KioxiaCM6()
+			cfg.Resolution = ResolutionRequest
+			run := func(n int) time.Duration {
+				at := make([]sim.Time, n)
+				reqs := make([]Request, n)
+				for i := range reqs {
+					at[i], reqs[i] = sim.Time(i)*c.gap, Request{Addr: int64(i) * 4096, Bytes: 4096, Write: i%10 != 0}
+				}
+				fastest := time.Duration(math.MaxInt64)
+				for range 3 {
+					t0 := time.Now()
+					_, ends, _ := runSSDWorkload(t, cfg, at, reqs)
+					fastest = min(fastest, time.Since(t0))
+					require.Len(t, ends, n)
+				}
+				return fastest
+			}
+			small, large := run(c.n), run(8*c.n)
+			t.Logf("%d requests %v, %d %v", c.n, small, 8*c.n, large)
+			assert.Less(t, float64(large)/float64(small), 24.0)
+		})
+	}
+}
+
+// TestRequestResolutionAdmitsIntoFreedSpace: no write's first command
+// crosses the link before the bytes a buffer's length before its end are
+// programmed, on a drive whose stripe is half its buffer, filled by a
+// burst of writes. The release of a byte was the end of the oldest span
+// kept, up to a stripe before it, which made the buffer a stripe larger.
+func TestRequestResolutionAdmitsIntoFreedSpace(t *testing.T) {
+	for _, size := range []int64{64 << 10, 1 << 20, 3 << 20} {
+		t.Run(fmt.Sprint(size>>10, "KiB"), func(t *testing.T) {
+			cfg := KioxiaCM6()
+			cfg.Resolution, cfg.WriteBufferBytes = ResolutionRequest, 16<<20 // a stripe is 8.3 MB
+			n := int(256 << 20 / size)
+			at := make([]sim.Time, n)
+			reqs := make([]Request, n)
+			for i := range reqs {
+				reqs[i] = Request{Addr: int64(i) * size, Bytes: size, Write: true}
+			}
+			s, ends, _ := runSSDWorkload(t, cfg, at, reqs)
+			require.Len(t, ends, n)
+			f, link := &s.flow, s.host.HostToCard.Config()
+			var spans []flowSpan
+			for i := range f.spans.Len() {
+				spans = append(spans, f.spans.At(i))
+			}
+			require.Greater(t, len(spans), int(cfg.WriteBufferBytes/size), "the spans of a buffer are kept")
+			release := func(y int64) (sim.Time, bool) {
+				for _, sp := range spans {
+					if sp.x0 <= y && y < sp.x1 {
+						return sim.Interpolate(sp.d0, sp.d1, y-sp.x0, sp.x1-sp.x0), true
+					}
+				}
+				return 0, false
+			}
+			checked, early, where := 0, sim.Time(0), int64(-1) // how early the earliest admission is, and where
+			for _, sp := range spans {
+				first := min(sp.x1-sp.x0, cfg.MaxIOBytes)
+				if freed, ok := release(sp.x0 + first - cfg.WriteBufferBytes); ok {
+					checked++
+					if e := freed - (sp.a0 - link.WireTime(first) - link.Latency); e > early {
+						early, where = e, sp.x0
+					}
+				}
+			}
+			assert.Positive(t, checked)
+			assert.Zero(t, early, "the write at byte %d crosses before its space is freed", where)
+		})
+	}
 }
