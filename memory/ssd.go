@@ -368,21 +368,26 @@ func (s *SSD) complete(slot int) {
 		return
 	}
 	done := s.cmds.Take(slot)
-	bytes := done.req.Bytes
-	if done.req.Write {
-		s.writes.Add(1)
-		s.bytesWritten.Add(bytes)
-	} else {
-		s.reads.Add(1)
-		s.bytesRead.Add(bytes)
-	}
-	if tr := s.eng.Trace(); tr.AllSpans() {
-		op := map[bool]string{false: "read", true: "write"}[done.req.Write]
-		tr.Emit(sim.Span{Component: s.cfg.Name, Operation: op, ID: done.req.Done.Arg, Start: done.start, End: s.eng.Now(), Bytes: bytes})
-	}
+	s.count(done.req, 1, done.start)
 	s.raise(done)
 	s.inFlight--
 	s.startWaiting()
+}
+
+// count adds cmds commands of r, which began at start and end now, to the
+// totals, and emits r's span when the trace takes device spans.
+func (s *SSD) count(r Request, cmds int64, start sim.Time) {
+	if r.Write {
+		s.writes.Add(cmds)
+		s.bytesWritten.Add(r.Bytes)
+	} else {
+		s.reads.Add(cmds)
+		s.bytesRead.Add(r.Bytes)
+	}
+	if tr := s.eng.Trace(); tr.AllSpans() {
+		op := map[bool]string{false: "read", true: "write"}[r.Write]
+		tr.Emit(sim.Span{Component: s.cfg.Name, Operation: op, ID: r.Done.Arg, Start: start, End: s.eng.Now(), Bytes: r.Bytes})
+	}
 }
 
 // SSDStats are a drive's totals.

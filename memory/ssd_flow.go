@@ -30,21 +30,21 @@ import (
 //	           idle array, and on a busy one half a stripe's time after the
 //	           clock passes it (a page waits for its plane's previous
 //	           program; on average half a round of the stripe)
-//	reads      sense no earlier than the programs of the bytes that reached
+//	reads      sense once their planes have programmed the pages that reached
 //	           the card before them, then stream at min(planes x page / tR,
 //	           channels x channel rate) and cross the link card to host
 //
 // A request costs one event, its end. What it gives up against the page
-// level: plane-by-plane and channel-by-channel detail (a small read waits
-// for the array's latest program, not its own planes'), a request's
+// level: plane-by-plane and channel-by-channel detail (a read waits for
+// its planes' latest programs, worked out from the write pointer, not for
+// each plane's queue), a request's
 // commands counted outstanding until its last ends, and a request's link
 // transfer as one reservation (the link counts one transfer a request).
 // TestRequestResolutionWithinBound holds it against the page level on
 // export streams, import streams and mixes, and docs/memory.md states the
 // bound.
 type flowDrive struct {
-	program, sense              sim.Bandwidth
-	readChannels, writeChannels sim.Bandwidth // all channels' rate, and with write amplification
+	program, sense, readChannels sim.Bandwidth
 	// programIdle and programBusy are a page's time from arrival, and from
 	// the fluid clock passing it, to its program's end
 	programIdle, programBusy sim.Time
@@ -114,11 +114,11 @@ func (s *SSD) flowAccess(r Request) {
 		part := r
 		part.Bytes = piece
 		part.Done = sim.Event{}
-		s.flowWrite(now, part, s.flowIssue(now))
+		s.flowWrite(now, part, f.slots.issue(now))
 		r.Addr, r.Bytes = r.Addr+part.Bytes, r.Bytes-part.Bytes
 	}
 	n := s.commands(whole.Bytes)
-	issue := s.flowIssue(now)
+	issue := f.slots.issue(now)
 	var end sim.Time
 	if r.Write {
 		end = s.flowWrite(now, r, issue)
@@ -142,10 +142,12 @@ func (s *SSD) flowAccess(r Request) {
 // commands returns how many commands a request of bytes makes.
 func (s *SSD) commands(bytes int64) int64 { return (bytes + s.cfg.MaxIOBytes - 1) / s.cfg.MaxIOBytes }
 
-// flowIssue returns when a request's first command gets a queue slot: now,
-// or when enough outstanding requests have ended that fewer than
-// QueueDepthMax commands remain.
-func (s *SSD) flowIssue(now sim.Time) sim.Time { return s.flow.slots.issue(now) }
+// commandSizes returns a request's commands and the bytes of its first and
+// of its last.
+func (s *SSD) commandSizes(bytes int64) (n, first, last int64) {
+	n = s.commands(bytes)
+	return n, min(bytes, s.cfg.MaxIOBytes), bytes - (n-1)*s.cfg.MaxIOBytes
+}
 
 // flowSlots holds the outstanding requests' commands for the queue slots,
 // split by end: top, the requests ending latest whose commands number
@@ -163,7 +165,9 @@ type flowSlots struct {
 	kept      int      // rest's size when last compacted
 }
 
-// issue returns when a request arriving at now gets a queue slot.
+// issue returns when a request arriving at now gets its first command a
+// queue slot: now, or when enough outstanding requests have ended that
+// fewer than QueueDepthMax commands remain.
 func (q *flowSlots) issue(now sim.Time) sim.Time {
 	if q.rest.Len() == 0 || q.rest.h[0].end <= now {
 		q.rest.h = q.rest.h[:0]
@@ -233,8 +237,7 @@ func (s *SSD) flowController(issue sim.Time, n int64) (first, last sim.Time) {
 // has crossed the link and been acknowledged.
 func (s *SSD) flowWrite(now sim.Time, r Request, issue sim.Time) sim.Time {
 	f, c := &s.flow, s.cfg
-	n := s.commands(r.Bytes)
-	firstBytes, lastBytes := min(r.Bytes, c.MaxIOBytes), r.Bytes-(n-1)*c.MaxIOBytes
+	n, firstBytes, lastBytes := s.commandSizes(r.Bytes)
 	ctrlFirst, ctrlLast := s.flowController(issue, n)
 	x0, x1 := f.written, f.written+r.Bytes
 	y0, y1 := x0+firstBytes-c.WriteBufferBytes, x1-c.WriteBufferBytes // the bytes the first and last commands wait for
@@ -365,8 +368,7 @@ func (f *flowDrive) programmedAt(x int64) sim.Time {
 // on the channels and the link, as it does page by page).
 func (s *SSD) flowRead(r Request, issue sim.Time) sim.Time {
 	f, c := &s.flow, s.cfg
-	n := s.commands(r.Bytes)
-	firstBytes, lastBytes := min(r.Bytes, c.MaxIOBytes), r.Bytes-(n-1)*c.MaxIOBytes
+	n, firstBytes, lastBytes := s.commandSizes(r.Bytes)
 	ctrlFirst, ctrlLast := s.flowController(issue, n)
 	wait := max(0, s.planesFree(r.Addr, r.Bytes, ctrlFirst)-ctrlFirst)
 	if f.nandClock > ctrlFirst { // a busy array's backlog grows by the read's sensing
@@ -395,16 +397,6 @@ func flowStream(link *sim.Link, first, last sim.Time, bytes, lastBytes int64) (l
 // flowDone ends a request worked out at the request level.
 func (s *SSD) flowDone(slot int) {
 	d := s.flow.reqs.Take(slot)
-	if d.req.Write {
-		s.writes.Add(d.cmds)
-		s.bytesWritten.Add(d.req.Bytes)
-	} else {
-		s.reads.Add(d.cmds)
-		s.bytesRead.Add(d.req.Bytes)
-	}
-	if tr := s.eng.Trace(); tr.AllSpans() {
-		op := map[bool]string{false: "read", true: "write"}[d.req.Write]
-		tr.Emit(sim.Span{Component: s.cfg.Name, Operation: op, ID: d.req.Done.Arg, Start: d.start, End: s.eng.Now(), Bytes: d.req.Bytes})
-	}
+	s.count(d.req, d.cmds, d.start)
 	s.raise(ssdCmd{req: d.req, start: d.start, parent: -1})
 }
