@@ -521,13 +521,20 @@ const (
 // FIFOs over time without an event of their own.
 func (d *Directory) Trace(tr *sim.Tracer, component string) { d.tracer, d.component = tr, component }
 
+// Levels returns the directory's levels at now, as the component its
+// Trace names: a sink added after the start takes them as its initial
+// values.
+func (d *Directory) Levels(now sim.Time) sim.Level {
+	f1, f2 := d.FIFOLevels()
+	return sim.Level{Component: d.component, At: now, Values: []sim.Count{{Name: LevelFIFO1, Value: int64(f1)},
+		{Name: LevelFIFO2, Value: int64(f2)}, {Name: LevelInUse, Value: int64(d.Regions() - f1 - f2)}, {Name: LevelLinks, Value: int64(d.live)}}}
+}
+
 // after runs the expiry and, when enabled, the invariant check, and emits
 // the levels.
 func (d *Directory) after(now sim.Time, op string) error {
 	if d.tracer != nil && d.tracer.Enabled() {
-		f1, f2 := d.FIFOLevels()
-		d.tracer.EmitLevel(sim.Level{Component: d.component, At: now, Values: []sim.Count{{Name: LevelFIFO1, Value: int64(f1)},
-			{Name: LevelFIFO2, Value: int64(f2)}, {Name: LevelInUse, Value: int64(d.Regions() - f1 - f2)}, {Name: LevelLinks, Value: int64(d.live)}}})
+		d.tracer.EmitLevel(d.Levels(now))
 	}
 	if d.cfg.CheckInvariants {
 		return d.Check(now, op)

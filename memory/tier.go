@@ -24,6 +24,7 @@ func NewTierDevice(eng *sim.Engine, name, preset string, capacityBytes int64, re
 	if f, ok := ssdPresets[preset]; ok {
 		cfg := f()
 		cfg.Name, cfg.CapacityBytes, cfg.Resolution = name, capacityBytes, res
+		cfg.Host.Name = name + "." + cfg.Host.Name // two tiers of one preset: two links
 		return NewSSD(eng, cfg)
 	}
 	if f, ok := dramPresets[preset]; ok {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -15,7 +16,7 @@ import (
 )
 
 func TestVCDByHand(t *testing.T) {
-	v := NewVCD()
+	v := NewVCD(0)
 	v.Busy("fpga_busy", 10, 30)
 	v.Busy("fpga_busy", 20, 40) // overlaps: busy from 10 to 40
 	v.Count("queue", 20, 40)
@@ -65,15 +66,71 @@ func TestChromeTraceEvents(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal(b.Bytes(), &doc), b.String())
 	ev := doc.TraceEvents
-	require.Len(t, ev, 6, "a process and a thread name, then the span, twice")
+	require.Len(t, ev, 8, "a process name, a thread name and sort index, then the span, twice")
 	assert.Equal(t, map[string]any{"name": "node1"}, ev[0]["args"])
 	assert.Equal(t, float64(2), ev[0]["pid"], "node 1 is process 2")
-	x := ev[2]
+	x := ev[3]
 	assert.Equal(t, "X", x["ph"])
 	assert.Equal(t, 1.5, x["ts"], "microseconds")
 	assert.Equal(t, 0.500001, x["dur"], "to the picosecond")
-	assert.Equal(t, map[string]any{"id": "7", "bytes": "64", "cycles": "150"}, x["args"])
-	assert.Equal(t, float64(0), ev[3]["pid"], "outside a node: the shared process")
+	assert.Equal(t, map[string]any{"id": "7", "bytes": "64", "cycles": "150", "span": "1"}, x["args"])
+	assert.Equal(t, float64(0), ev[4]["pid"], "outside a node: the shared process")
+}
+
+// Overlapping spans of one component go to lanes of their own, each lane
+// a thread named after the component; spans that follow one another share
+// a lane, in whatever order they come.
+func TestChromeTraceLanesNeverOverlap(t *testing.T) {
+	var b bytes.Buffer
+	ct := NewChromeTrace(&b)
+	for _, s := range [][2]sim.Time{{0, 10}, {5, 15}, {10, 20}, {2, 4}, {15, 30}, {0, 1}} {
+		ct.Span(sim.Span{Component: "link", Operation: "transfer", Start: s[0] * sim.Microsecond, End: s[1] * sim.Microsecond})
+	}
+	require.NoError(t, ct.Close())
+	var doc struct {
+		TraceEvents []struct {
+			Name, Ph string
+			Ts, Dur  float64
+			Tid      int
+			Args     map[string]any
+		} `json:"traceEvents"`
+	}
+	require.NoError(t, json.Unmarshal(b.Bytes(), &doc))
+	names, lanes, spans := map[int]string{}, map[int][][2]float64{}, map[any]bool{}
+	for _, e := range doc.TraceEvents {
+		switch {
+		case e.Name == "thread_name":
+			names[e.Tid] = e.Args["name"].(string)
+		case e.Ph == "X":
+			lanes[e.Tid] = append(lanes[e.Tid], [2]float64{e.Ts, e.Ts + e.Dur})
+			spans[e.Args["span"]] = true
+		}
+	}
+	assert.Equal(t, map[int]string{1: "link", 2: "link [2]", 3: "link [3]", 4: "link [4]"}, names,
+		"(2,4) finds no lane free at 2; (15,30) follows (5,15); (0,1) comes after (2,4) took the third lane")
+	assert.Len(t, spans, 6, "every span its own number")
+	for tid, ss := range lanes {
+		for i, a := range ss {
+			for _, c := range ss[i+1:] {
+				assert.False(t, a[0] < c[1] && c[0] < a[1], "lane %d: %v and %v overlap", tid, a, c)
+			}
+		}
+	}
+}
+
+// A dump that starts late shows every signal's value at its start: levels
+// set before it and activities under way then, not zeros.
+func TestVCDStartsWithTrueValues(t *testing.T) {
+	v := NewVCD(100)
+	v.Level("fifo1", 0, 953090)
+	v.Level("fifo1", 40, 953000)
+	v.Count("queue", 50, 150)
+	v.Busy("busy", 120, 130)
+	var b bytes.Buffer
+	require.NoError(t, v.Write(&b))
+	_, dump, ok := strings.Cut(b.String(), "$enddefinitions $end\n")
+	require.True(t, ok)
+	assert.Equal(t, "#100\n$dumpvars\nb11101000101010101000 !\nb1 \"\n0#\n$end\n#120\n1#\n#130\n0#\n#150\nb0 \"\n", dump)
 }
 
 func TestReadableTicksAndCDF(t *testing.T) {
@@ -106,7 +163,7 @@ func TestPlotsWritePNGAndSVG(t *testing.T) {
 
 // A VCD of an FPGA engine busy for two overlapping tasks, and a FIFO level.
 func ExampleVCD() {
-	v := NewVCD()
+	v := NewVCD(0)
 	v.Busy("fpga_busy", 1000, 3000)
 	v.Busy("fpga_busy", 2000, 4000)
 	v.Level("fifo2_regions", 2500, 3)

@@ -14,6 +14,7 @@ import (
 // which GTKWave opens: one-bit wires (busy) and 32-bit integers (queue
 // depths, FIFO levels), timescale 1 ps.
 type VCD struct {
+	start   sim.Time // the dump's first time: changes up to it are the initial values
 	names   []string
 	widths  []int
 	index   map[string]int
@@ -29,8 +30,9 @@ type change struct {
 	level  bool
 }
 
-// NewVCD returns an empty dump.
-func NewVCD() *VCD { return &VCD{index: map[string]int{}} }
+// NewVCD returns an empty dump that starts at start: every signal's
+// changes up to then make its initial value.
+func NewVCD(start sim.Time) *VCD { return &VCD{start: start, index: map[string]int{}} }
 
 // signal returns a signal's index, declaring it (width bits) on first use.
 func (v *VCD) signal(name string, width int) int {
@@ -72,8 +74,9 @@ func ident(i int) string {
 	}
 }
 
-// Write writes the dump: the declarations, every signal's value at time 0,
-// then the changes in time order (one value per signal per time: the last).
+// Write writes the dump: the declarations, every signal's value at the
+// start, then the later changes in time order (one value per signal per
+// time: the last).
 func (v *VCD) Write(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "$version kvcosim $end\n$timescale 1ps $end\n$scope module kvcosim $end\n")
@@ -84,22 +87,22 @@ func (v *VCD) Write(w io.Writer) error {
 		}
 		fmt.Fprintf(bw, "$var %s %d %s %s $end\n", kind, v.widths[i], ident(i), name)
 	}
-	fmt.Fprintf(bw, "$upscope $end\n$enddefinitions $end\n#0\n$dumpvars\n")
-	for i := range v.names {
-		fmt.Fprint(bw, valueText(v.widths[i], i, 0))
-	}
-	fmt.Fprint(bw, "$end\n")
 	slices.SortStableFunc(v.changes, func(a, b change) int { return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.seq, b.seq)) })
 	state, shown := make([]int64, len(v.names)), make([]int64, len(v.names))
-	for i := 0; i < len(v.changes); {
+	i := 0
+	for ; i < len(v.changes) && v.changes[i].at <= v.start; i++ {
+		state[v.changes[i].signal] = v.changes[i].apply(state[v.changes[i].signal])
+	}
+	fmt.Fprintf(bw, "$upscope $end\n$enddefinitions $end\n#%d\n$dumpvars\n", v.start)
+	for s := range v.names {
+		shown[s] = shownValue(v.widths[s], state[s])
+		fmt.Fprint(bw, valueText(v.widths[s], s, shown[s]))
+	}
+	fmt.Fprint(bw, "$end\n")
+	for i < len(v.changes) {
 		at := v.changes[i].at
 		for ; i < len(v.changes) && v.changes[i].at == at; i++ {
-			c := v.changes[i]
-			if c.level {
-				state[c.signal] = c.value
-			} else {
-				state[c.signal] += c.delta
-			}
+			state[v.changes[i].signal] = v.changes[i].apply(state[v.changes[i].signal])
 		}
 		var lines []string
 		for s := range v.names {
@@ -116,6 +119,14 @@ func (v *VCD) Write(w io.Writer) error {
 		}
 	}
 	return bw.Flush()
+}
+
+// apply returns a signal's state after the change.
+func (c change) apply(state int64) int64 {
+	if c.level {
+		return c.value
+	}
+	return state + c.delta
 }
 
 // shownValue is what a signal shows: a wire is 1 while its count is above 0.

@@ -121,6 +121,7 @@ func (r *Run) stripedDrives() (memory.Device, error) {
 	for d := 1; d < rs.drives; d++ {
 		cfg := rs.ssd
 		cfg.Name = fmt.Sprintf("%s.%d", cfg.Name, d)
+		cfg.Host.Name = fmt.Sprintf("%s.%d", cfg.Host.Name, d) // each drive's link a component of its own
 		ssd, err := memory.NewSSD(r.eng, cfg)
 		if err != nil {
 			return nil, err
@@ -314,9 +315,14 @@ func (r *Run) Execute() (*Result, error) {
 const StoreComponent = "store"
 
 // AddSpanSink sends every component's spans to sink, and the store's
-// levels too when sink is a sim.LevelSink (the run is slower while one is
-// attached).
-func (r *Run) AddSpanSink(s sim.Sink) { r.eng.Trace().AddSink(s) }
+// levels too when sink is a sim.LevelSink, starting with their values now
+// (the run is slower while one is attached).
+func (r *Run) AddSpanSink(s sim.Sink) {
+	r.eng.Trace().AddSink(s)
+	if ls, ok := s.(sim.LevelSink); ok {
+		ls.Level(r.dir.Levels(r.eng.Now()))
+	}
+}
 
 // RegionBytes is the store's region size (0 without a store).
 func (r *Run) RegionBytes() int64 {

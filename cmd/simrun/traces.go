@@ -95,6 +95,7 @@ type traceExport struct {
 	chrome *reports.ChromeTrace
 	file   *reports.AtomicFile
 	vcd    *reports.VCD
+	sink   *exportSink
 }
 
 // attach opens the files and puts the sinks on the run.
@@ -111,22 +112,42 @@ func (o *traceOptions) attach(run *scenario.Run, storageName string) (*traceExpo
 		x.file, x.chrome = f, reports.NewChromeTrace(f)
 	}
 	if o.vcd != "" {
-		x.vcd = reports.NewVCD()
+		x.vcd = reports.NewVCD(o.from)
 	}
-	run.AddSpanSink(&exportSink{x: x, storage: storageName})
+	x.sink = &exportSink{x: x, storage: storageName}
+	run.AddSpanSink(x.sink)
 	return x, nil
 }
 
 // vcdLevels are the store's levels a VCD follows.
 var vcdLevels = []string{kvstore.LevelFIFO1, kvstore.LevelFIFO2, kvstore.LevelInUse}
 
-// Level writes the store's levels in the window to the VCD.
+// Level writes the store's levels in the window to the VCD. The last
+// levels before the window are its values at the window's start: the dump
+// starts from the store's true state, not from zero.
 func (s *exportSink) Level(l sim.Level) {
-	if s.x.vcd == nil || l.At < s.x.o.from || l.At >= s.x.o.to {
+	if s.x.vcd == nil || l.At >= s.x.o.to {
 		return
 	}
+	if l.At < s.x.o.from {
+		s.before, s.pending = l, true
+		return
+	}
+	s.flushBefore()
+	s.writeLevel(l.At, l)
+}
+
+// flushBefore writes the levels held from before the window at its start.
+func (s *exportSink) flushBefore() {
+	if s.pending {
+		s.pending = false
+		s.writeLevel(s.x.o.from, s.before)
+	}
+}
+
+func (s *exportSink) writeLevel(at sim.Time, l sim.Level) {
 	for _, name := range vcdLevels {
-		s.x.vcd.Level(name, l.At, l.Value(name))
+		s.x.vcd.Level(name, at, l.Value(name))
 	}
 }
 
@@ -135,6 +156,8 @@ func (s *exportSink) Level(l sim.Level) {
 type exportSink struct {
 	x       *traceExport
 	storage string
+	before  sim.Level // the latest levels before the window
+	pending bool      // before is not written yet
 }
 
 func (s *exportSink) Span(sp sim.Span) {
@@ -172,6 +195,7 @@ func (x *traceExport) close() error {
 		}
 	}
 	if x.vcd != nil {
+		x.sink.flushBefore() // a window the store's levels never changed in
 		if err := reports.WriteFile(x.o.vcd, x.vcd.Write); err != nil {
 			return fmt.Errorf("--vcd: %v", err)
 		}

@@ -1,15 +1,40 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kvcosim/kvcosim/kvstore"
 )
+
+// traceEvent is a Chrome trace event as the tests read it.
+type traceEvent struct {
+	Name, Ph string
+	Ts, Dur  float64
+	Pid, Tid int
+	Args     map[string]any
+}
+
+// readTrace reads a Chrome trace file's events.
+func readTrace(t *testing.T, path string) []traceEvent {
+	var doc struct {
+		TraceEvents []traceEvent `json:"traceEvents"`
+	}
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(data, &doc))
+	return doc.TraceEvents
+}
 
 func TestRunWritesPerfettoAndVCDTraces(t *testing.T) {
 	dir := t.TempDir()
@@ -18,24 +43,13 @@ func TestRunWritesPerfettoAndVCDTraces(t *testing.T) {
 		"--trace", trace, "--vcd", vcd, "--trace-window", "0s:60s", "--trace-filter", "node0,kioxia")
 	require.Equal(t, 0, code, stderr)
 
-	var doc struct {
-		TraceEvents []struct {
-			Name, Ph string
-			Ts, Dur  float64
-			Pid, Tid int
-			Args     map[string]string
-		} `json:"traceEvents"`
-	}
-	data, err := os.ReadFile(trace)
-	require.NoError(t, err)
-	require.NoError(t, json.Unmarshal(data, &doc))
 	threads := map[string]bool{}
 	complete := 0
-	for _, e := range doc.TraceEvents {
+	for _, e := range readTrace(t, trace) {
 		switch e.Ph {
 		case "M":
 			if e.Name == "thread_name" {
-				threads[e.Args["name"]] = true
+				threads[e.Args["name"].(string)] = true
 			}
 		case "X":
 			complete++
@@ -74,4 +88,54 @@ func TestTraceOptionsBadInput(t *testing.T) {
 		assert.Equal(t, 2, code, "%v", c.args)
 		assert.Contains(t, stderr, c.want)
 	}
+}
+
+// The README's trace command: its Perfetto trace names every thread once
+// (each drive's link its own) and never overlaps two spans on one thread,
+// and its VCD starts from the store's true levels at the window's start.
+func TestReadmeTracesReadAsData(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the default scenario")
+	}
+	dir := t.TempDir()
+	trace, vcd := filepath.Join(dir, "trace.json"), filepath.Join(dir, "fpga.vcd")
+	code, _, stderr := simrun("run", "-o", filepath.Join(dir, "run"), "--trace", trace, "--vcd", vcd, "--trace-window", "9s:12s")
+	require.Equal(t, 0, code, stderr)
+
+	type track struct{ pid, tid int }
+	names, spans := map[string]int{}, map[track][][2]float64{}
+	for _, e := range readTrace(t, trace) {
+		switch {
+		case e.Name == "thread_name":
+			names[fmt.Sprint(e.Pid, "/", e.Args["name"])]++
+		case e.Ph == "X":
+			spans[track{e.Pid, e.Tid}] = append(spans[track{e.Pid, e.Tid}], [2]float64{e.Ts, e.Ts + e.Dur})
+		}
+	}
+	for name, n := range names {
+		assert.Equal(t, 1, n, "thread %s named %d times", name, n)
+	}
+	assert.Contains(t, names, "0/nvme-gen4x4.1.h2c", "the second drive's link is a thread of its own")
+	for tr, ss := range spans {
+		slices.SortFunc(ss, func(a, b [2]float64) int { return cmp.Compare(a[0], b[0]) })
+		for i := 1; i < len(ss); i++ {
+			// Complete events on one thread must nest; a lane's spans follow one another
+			// (a microsecond's float rounding aside).
+			assert.LessOrEqual(t, ss[i-1][1], ss[i][0]+1e-6, "thread %v: %v overlaps %v", tr, ss[i-1], ss[i])
+		}
+	}
+
+	dump, err := os.ReadFile(vcd)
+	require.NoError(t, err)
+	_, start, ok := strings.Cut(string(dump), "$enddefinitions $end\n#9000000000000\n$dumpvars\n")
+	require.True(t, ok, "the dump starts at the window's start")
+	initial, _, _ := strings.Cut(start, "$end")
+	var fifo1 string
+	for _, line := range strings.Split(string(dump), "\n") {
+		if f := strings.Fields(line); len(f) == 6 && f[4] == kvstore.LevelFIFO1 {
+			fifo1 = f[3]
+		}
+	}
+	require.NotEmpty(t, fifo1, "the dump follows FIFO 1")
+	assert.Regexp(t, "(?m)^b1[01]* "+regexp.QuoteMeta(fifo1)+"$", initial, "FIFO 1 holds the free regions from the start, not 0")
 }
