@@ -194,7 +194,7 @@ type Fit struct {
 }
 
 // measuredProfileH100 is the H100 profile measured for this project
-// (../shared/data/calibration/gpu-measured, copied into calibdata).
+// (with accel/calibdata/measure.py).
 //
 //go:embed calibdata/h100-llama-3-8b-2026-11-23.json
 var measuredProfileH100 []byte

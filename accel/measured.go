@@ -17,7 +17,7 @@ import (
 )
 
 // A measured profile is a GPU measured the way
-// ../shared/data/calibration/gpu-measured/measure.py measures it: JSON
+// accel/calibdata/measure.py measures it: JSON
 // with the GPU's name and, per group, rows of shapes and measured seconds
 // (docs/accel.md describes every field). ReadProfile turns it into rows
 // the model can price; MeasuredGroups are the groups, in report order.

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// measuredH100 is the project's copy of the shared H100 profile
-// (../shared/data/calibration/gpu-measured, measured for this project).
+// measuredH100 is the project's first H100 profile
+// (measured for this project with accel/calibdata/measure.py).
 const measuredH100 = "calibdata/h100-llama-3-8b-2026-11-23.json"
 
 // measuredProfiles are the measured profiles in calibdata, each with the

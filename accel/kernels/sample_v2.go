@@ -174,7 +174,7 @@ func pick(probs, q []float32, eps float32) int {
 }
 
 // TopKTopPSampleV2 is aclnnTopKTopPSampleV2 with the semantics of Huawei's
-// golden (see conformance/FORMAT.md and docs/kernels.md). forceFullSort
+// golden (see testdata/vectors/FORMAT.md and docs/kernels.md). forceFullSort
 // disables the top_k_guess fast path (the results must not change).
 func TopKTopPSampleV2(in SampleInput, forceFullSort bool) (SampleOutput, error) {
 	if err := in.validate(true); err != nil {

@@ -1,6 +1,6 @@
 package kernels
 
-// The toy language model of the golden vectors (conformance/FORMAT.md):
+// The toy language model of the golden vectors (testdata/vectors/FORMAT.md):
 // integer hashing and float operations exact in float32, so its logits are
 // reproducible bit for bit in any language.
 

@@ -12,7 +12,7 @@ import (
 	"github.com/kvcosim/kvcosim/internal/bounded"
 )
 
-// The golden-vector schemas of conformance/FORMAT.md.
+// The golden-vector schemas of testdata/vectors/FORMAT.md.
 const (
 	SchemaBeam     = "hf-beam-golden/v1"
 	SchemaSampleV2 = "ascend-topktoppsample-v2-golden/v1"

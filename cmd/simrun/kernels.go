@@ -12,7 +12,7 @@ import (
 // schema, empty, or holds a malformed case (named on stderr).
 func runKernels(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("kernels", stderr)
-	path := fs.String("vectors", "", "golden-vector `FILE` (any schema of conformance/FORMAT.md)")
+	path := fs.String("vectors", "", "golden-vector `FILE` (any schema of accel/kernels/testdata/vectors/FORMAT.md)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
