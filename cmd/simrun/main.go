@@ -62,7 +62,21 @@ func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
 }
 
 func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: simrun COMMAND [flags]")
+	fmt.Fprint(w, `usage: simrun [-c FILE] [-o DIR] [-j N] [--force] [--set key=value]...
+       simrun COMMAND [flags]
+
+With no command, simrun runs the default study: every design on the embedded
+default scenario (or -c FILE), their resumed-turn latency against offered load,
+the break-even map, the hit ratio against store capacity and the drives'
+endurance. It writes DIR/report.html (DIR is out unless -o says otherwise),
+comparison.csv, each design's outputs and the plots, and prints the finding.
+  -c FILE          scenario file (default: the embedded default scenario)
+  -o DIR           output folder (default out)
+  -j N             runs at once (default: the number of cores)
+  --force          write into an existing folder that is not a kvcosim output
+  --set key=value  override a scenario key (repeatable; docs/scenario.md)
+
+`)
 	fmt.Fprintln(w, "commands:")
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)

@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"maps"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -28,6 +31,33 @@ func TestUsageAndUnknownCommand(t *testing.T) {
 	code, stdout, _ := simrun("help")
 	assert.Equal(t, 0, code)
 	assert.Contains(t, stdout, "calibrate")
+}
+
+// simrun --help says that a bare simrun runs the default study, and lists
+// every flag the study takes (as its own flag set prints them).
+func TestHelpDescribesTheDefaultStudy(t *testing.T) {
+	code, help, _ := simrun("--help")
+	require.Equal(t, 0, code)
+	assert.Contains(t, help, "With no command, simrun runs the default study")
+	var studyFlags bytes.Buffer
+	runStudy([]string{"-h"}, io.Discard, &studyFlags)
+	flags := regexp.MustCompile(`(?m)^  -(\w+)`).FindAllStringSubmatch(studyFlags.String(), -1)
+	require.NotEmpty(t, flags)
+	for _, f := range flags {
+		assert.Regexp(t, `(?m)^  --?`+f[1]+` `, help, "the study's flag -%s", f[1])
+	}
+}
+
+// The report's version names the commit also where the build did not
+// record it (go run): git is asked.
+func TestVersionNamesTheCommit(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	if rev, _ := gitCommit(); rev == "" {
+		t.Skip("not in a git checkout")
+	}
+	assert.Contains(t, version(), " commit ")
 }
 
 func TestCalibrateJSON(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"github.com/kvcosim/kvcosim/fpga"
 	"github.com/kvcosim/kvcosim/hostcpu"
+	"os/exec"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -425,10 +426,27 @@ func debugBuildInfo() (string, bool) {
 		}
 	}
 	if rev == "" {
+		rev, modified = gitCommit()
+	}
+	if rev == "" {
 		return v + ", built without version-control information", true
 	}
 	v += " commit " + rev + modified
 	return v, true
+}
+
+// gitCommit asks git for the working tree's commit, for a build that did
+// not record it (go run, -buildvcs=false): "" where git or a repository
+// is not at hand.
+func gitCommit() (rev, modified string) {
+	out, err := exec.Command("git", "rev-parse", "--short=12", "HEAD").Output()
+	if err != nil {
+		return "", ""
+	}
+	if status, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(status) > 0 {
+		modified = " (with local changes)"
+	}
+	return strings.TrimSpace(string(out)), modified
 }
 
 // plots draws the study's figures and returns them in the order of its
