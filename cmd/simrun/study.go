@@ -97,7 +97,7 @@ func runStudy(args []string, stdout, stderr io.Writer) int {
 			return 2
 		}
 	}
-	results := runPoints(*cfg, plan.points, *jobs, nil)
+	results := runPoints(*cfg, plan.points, *jobs, progress(stderr, len(plan.points), "run"))
 	for i, r := range results {
 		if r.err == nil {
 			continue

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/kvcosim/kvcosim/reports"
 	"github.com/kvcosim/kvcosim/scenario"
@@ -63,7 +64,7 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 	for i, p := range mine {
 		points[i] = point{sets: p.Sets, dir: filepath.Join(*out, "points", p.Name())}
 	}
-	results := runPoints(sw.Base, points, *jobs, progress(stdout, len(points)))
+	results := runPoints(sw.Base, points, *jobs, progress(stdout, len(points), "point"))
 	for i, r := range results {
 		if r.err != nil {
 			fmt.Fprintf(stderr, "simrun sweep: point %d: %v\n", mine[i].Index, r.err)
@@ -195,9 +196,12 @@ func parseShard(s string) (int, int, error) {
 	return i, n, nil
 }
 
-// progress reports finished points: a bar redrawn in place on a terminal,
-// plain lines otherwise (a log file, a CI job).
-func progress(w io.Writer, total int) func(done int) {
+// progress reports finished units (a sweep's points, the study's runs)
+// with the time since it was made and an estimate of the time left: a bar
+// redrawn in place on a terminal, plain lines otherwise (a log file, a CI
+// job). The times are the host's: they go to the console, never into a
+// file the runs write.
+func progress(w io.Writer, total int, unit string) func(done int) {
 	f, ok := w.(*os.File)
 	terminal := false
 	if ok {
@@ -205,14 +209,18 @@ func progress(w io.Writer, total int) func(done int) {
 			terminal = st.Mode()&os.ModeCharDevice != 0
 		}
 	}
+	start := time.Now()
 	return func(done int) {
+		elapsed := time.Since(start)
+		left := time.Duration(float64(elapsed) / float64(done) * float64(total-done))
+		times := fmt.Sprintf("%s elapsed, about %s left", elapsed.Round(time.Second), left.Round(time.Second))
 		if !terminal {
-			fmt.Fprintf(w, "point %d/%d done\n", done, total)
+			fmt.Fprintf(w, "%s %d/%d done, %s\n", unit, done, total, times)
 			return
 		}
 		const width = 30
 		bar := strings.Repeat("#", done*width/total) + strings.Repeat(".", width-done*width/total)
-		fmt.Fprintf(w, "\r[%s] %d/%d points", bar, done, total)
+		fmt.Fprintf(w, "\r[%s] %d/%d %ss, %s ", bar, done, total, unit, times)
 		if done == total {
 			fmt.Fprintln(w)
 		}
