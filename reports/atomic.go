@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"encoding/csv"
 	"fmt"
 	"io"
 	"os"
@@ -96,6 +97,15 @@ func WriteFile(path string, write func(io.Writer) error) error {
 		return fmt.Errorf("cannot write %s: %w", path, err)
 	}
 	return a.Commit()
+}
+
+// WriteCSV writes rows (the header first) as CSV to path through
+// WriteFile.
+func WriteCSV(path string, rows [][]string) error {
+	return WriteFile(path, func(w io.Writer) error {
+		cw := csv.NewWriter(w)
+		return cw.WriteAll(rows)
+	})
 }
 
 // WriteBytes writes data to path through WriteFile.

@@ -10,6 +10,9 @@ import (
 // and what it shows.
 type Figure struct {
 	File, Caption string
+	// Data, when given, is the CSV file of the values the plot draws,
+	// beside it; the caption links to it.
+	Data string
 	// Table, when given, is drawn in place of the image: its header row,
 	// then its rows (a figure's printed values, as the crossovers).
 	Table [][]string
@@ -71,7 +74,7 @@ footer { color: #666; font-size: 0.85rem; margin-top: 2rem; }
 <h2 id="plots">Plots</h2>
 {{range .Figures}}<figure id="{{.File}}">{{if .Table}}<table>
 {{range $i, $row := .Table}}<tr>{{range $row}}{{if eq $i 0}}<th>{{.}}</th>{{else}}<td>{{.}}</td>{{end}}{{end}}</tr>
-{{end}}</table>{{else}}<img src="{{.File}}" alt="{{.Caption}}">{{end}}<figcaption>{{.Caption}}</figcaption></figure>
+{{end}}</table>{{else}}<img src="{{.File}}" alt="{{.Caption}}">{{end}}<figcaption>{{.Caption}}{{if .Data}} <a class="data" href="{{.Data}}">Data: {{.Data}}</a>{{end}}</figcaption></figure>
 {{end}}
 <h2 id="outputs">Outputs</h2>
 <ul>

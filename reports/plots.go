@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -33,6 +34,36 @@ type Series struct {
 	Name string
 	X, Y []float64
 }
+
+// Chart is a plot together with the values it draws, so that a figure's
+// numbers travel with it: SavePlot and SavePanels write them as CSV beside
+// the image. Its table is long: one row per drawn value, the series (or
+// part, or lane) first, then the value's coordinates under the axes' own
+// labels, units included.
+type Chart struct {
+	*plot.Plot
+	data    [][]string // the header, then the rows
+	columns []string   // the columns' roles: their names where panels label them apart
+}
+
+// Data returns the chart's table: its header, then one row per drawn value.
+func (c *Chart) Data() [][]string { return c.data }
+
+func (c *Chart) row(cells ...string) { c.data = append(c.data, cells) }
+
+// NominalX makes the x axis categorical: positions 0, 1, ... carry the
+// names, as ticks and in the chart's data.
+func (c *Chart) NominalX(names ...string) {
+	c.Plot.NominalX(names...)
+	for _, r := range c.data[1:] {
+		if i, err := strconv.Atoi(r[1]); err == nil && i >= 0 && i < len(names) {
+			r[1] = names[i]
+		}
+	}
+}
+
+// num writes a value as CSV does: as many digits as it needs.
+func num(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
 // newPlot is a plot with a title and labelled axes, the legend top left.
 func newPlot(title, xLabel, yLabel string) *plot.Plot {
@@ -83,8 +114,8 @@ const maxMarkedPoints = 30
 
 // LinePlot draws each series as a line, with a marker on each point of a
 // short series (a few measured points, as a sweep's).
-func LinePlot(title, xLabel, yLabel string, series []Series) (*plot.Plot, error) {
-	p := newPlot(title, xLabel, yLabel)
+func LinePlot(title, xLabel, yLabel string, series []Series) (*Chart, error) {
+	p := &Chart{Plot: newPlot(title, xLabel, yLabel), data: [][]string{{"series", xLabel, yLabel}}, columns: []string{"series", "x", "y"}}
 	for i, s := range series {
 		if len(s.X) != len(s.Y) {
 			return nil, fmt.Errorf("plot %q: series %q has %d x and %d y values", title, s.Name, len(s.X), len(s.Y))
@@ -92,6 +123,7 @@ func LinePlot(title, xLabel, yLabel string, series []Series) (*plot.Plot, error)
 		pts := make(plotter.XYs, len(s.X))
 		for j := range pts {
 			pts[j] = plotter.XY{X: s.X[j], Y: s.Y[j]}
+			p.row(s.Name, num(s.X[j]), num(s.Y[j]))
 		}
 		line, points, err := plotter.NewLinePoints(pts)
 		if err != nil {
@@ -127,14 +159,17 @@ func CDFSeries(names []string, samples [][]float64) []Series {
 
 // StackedBars draws one bar per category, stacked from parts: values[k][i]
 // is part k of category i.
-func StackedBars(title, yLabel string, categories, parts []string, values [][]float64) (*plot.Plot, error) {
-	p := newPlot(title, "", yLabel)
+func StackedBars(title, yLabel string, categories, parts []string, values [][]float64) (*Chart, error) {
+	p := &Chart{Plot: newPlot(title, "", yLabel), data: [][]string{{"part", "category", yLabel}}, columns: []string{"part", "category", "y"}}
 	p.Legend.Left = false
 	var below *plotter.BarChart
 	for k, part := range parts {
 		bars, err := plotter.NewBarChart(plotter.Values(values[k]), vg.Points(40))
 		if err != nil {
 			return nil, fmt.Errorf("plot %q: part %q: %w", title, part, err)
+		}
+		for i, c := range categories {
+			p.row(part, strings.ReplaceAll(c, "\n", " "), num(values[k][i])) // a label broken over lines
 		}
 		bars.Color, bars.LineStyle.Width = Colour(k), 0
 		if below != nil {
@@ -170,11 +205,13 @@ type Interval struct {
 // bottom) over x from 0 to xMax: a bar past xMax is cut there, and one
 // shorter than 0.5 % of xMax is drawn that wide so that it shows. The
 // legend lists the labels.
-func Timeline(title, xLabel string, lanes []string, intervals []Interval, xMax float64) (*plot.Plot, error) {
-	p := newPlot(title, xLabel, "")
+func Timeline(title, xLabel string, lanes []string, intervals []Interval, xMax float64) (*Chart, error) {
+	p := &Chart{Plot: newPlot(title, xLabel, ""), data: [][]string{{"lane", "label", "start: " + xLabel, "end: " + xLabel}},
+		columns: []string{"lane", "label", "start", "end"}}
 	p.Legend.Left = false
 	var labels []string
 	for _, iv := range intervals {
+		p.row(lanes[iv.Lane], iv.Label, num(iv.Start), num(iv.End))
 		if iv.Start >= xMax {
 			continue // off the axis
 		}
@@ -211,8 +248,12 @@ func (s swatch) Thumbnail(c *draw.Canvas) {
 	c.FillPolygon(s.c, []vg.Point{{X: c.Min.X, Y: c.Min.Y}, {X: c.Max.X, Y: c.Min.Y}, {X: c.Max.X, Y: c.Max.Y}, {X: c.Min.X, Y: c.Max.Y}})
 }
 
-// SavePlot writes p as dir/name.png and dir/name.svg.
-func SavePlot(p *plot.Plot, dir, name string) error {
+// SavePlot writes p as dir/name.png and dir/name.svg, and its values as
+// dir/name.csv.
+func SavePlot(p *Chart, dir, name string) error {
+	if err := WriteCSV(filepath.Join(dir, name+".csv"), p.data); err != nil {
+		return err
+	}
 	for _, ext := range []string{".png", ".svg"} {
 		c, err := p.WriterTo(8*vg.Inch, 4.5*vg.Inch, ext[1:])
 		if err != nil {
@@ -227,12 +268,16 @@ func SavePlot(p *plot.Plot, dir, name string) error {
 
 // SavePanels stacks plots top to bottom, each panelInches high, their
 // axes aligned, as dir/name.png and dir/name.svg: one figure of quantities
-// whose scales differ too much to share an axis.
-func SavePanels(plots []*plot.Plot, dir, name string, panelInches float64) error {
+// whose scales differ too much to share an axis. Their values go to
+// dir/name.csv (panelData).
+func SavePanels(plots []*Chart, dir, name string, panelInches float64) error {
+	if err := WriteCSV(filepath.Join(dir, name+".csv"), panelData(plots)); err != nil {
+		return err
+	}
 	w, h := 8*vg.Inch, vg.Length(float64(len(plots))*panelInches)*vg.Inch
 	grid := make([][]*plot.Plot, len(plots))
 	for i, p := range plots {
-		grid[i] = []*plot.Plot{p}
+		grid[i] = []*plot.Plot{p.Plot}
 	}
 	tiles := draw.Tiles{Rows: len(plots), Cols: 1, PadY: vg.Millimeter * 2, PadTop: vg.Millimeter, PadBottom: vg.Millimeter,
 		PadLeft: vg.Millimeter, PadRight: vg.Millimeter * 3}
@@ -254,6 +299,32 @@ func SavePanels(plots []*plot.Plot, dir, name string, panelInches float64) error
 	return nil
 }
 
+// panelData is the panels' values in one table: a first column naming the
+// panel (its y axis's label, with its unit, or its title where it has
+// none), then each panel's rows. A header cell the panels do not share
+// (each panel's own quantity) is named by its role ("y", "start").
+func panelData(plots []*Chart) [][]string {
+	header := slices.Clone(plots[0].data[0])
+	for _, p := range plots[1:] {
+		for i, h := range p.data[0] {
+			if header[i] != h {
+				header[i] = plots[0].columns[i]
+			}
+		}
+	}
+	out := [][]string{append([]string{"panel"}, header...)}
+	for _, p := range plots {
+		name := p.Y.Label.Text
+		if name == "" {
+			name = strings.ReplaceAll(p.Title.Text, "\n", " ") // a title broken over lines
+		}
+		for _, r := range p.data[1:] {
+			out = append(out, append([]string{name}, r...))
+		}
+	}
+	return out
+}
+
 // writeCanvas writes a drawn figure to path, whole or not at all.
 func writeCanvas(c io.WriterTo, path string) error {
 	return WriteFile(path, func(w io.Writer) error {
@@ -264,10 +335,11 @@ func writeCanvas(c io.WriterTo, path string) error {
 
 // Mark adds named points to a plot as large open rings over its lines
 // (a crossover, a saturation point), with one legend entry.
-func Mark(p *plot.Plot, name string, xs, ys []float64) error {
+func Mark(p *Chart, name string, xs, ys []float64) error {
 	pts := make(plotter.XYs, len(xs))
 	for i := range pts {
 		pts[i] = plotter.XY{X: xs[i], Y: ys[i]}
+		p.row(name, num(xs[i]), num(ys[i]))
 	}
 	s, err := plotter.NewScatter(pts)
 	if err != nil {
@@ -281,7 +353,8 @@ func Mark(p *plot.Plot, name string, xs, ys []float64) error {
 
 // HLine draws a dashed horizontal line at y from x0 to x1 (a rating, a
 // limit), with a legend entry.
-func HLine(p *plot.Plot, name string, y, x0, x1 float64) error {
+func HLine(p *Chart, name string, y, x0, x1 float64) error {
+	p.row(name, "", num(y)) // the same y at every x
 	l, err := plotter.NewLine(plotter.XYs{{X: x0, Y: y}, {X: x1, Y: y}})
 	if err != nil {
 		return fmt.Errorf("line %q: %w", name, err)

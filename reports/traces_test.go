@@ -10,7 +10,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"gonum.org/v1/plot"
 
 	"github.com/kvcosim/kvcosim/sim"
 )
@@ -153,11 +152,26 @@ func TestPlotsWritePNGAndSVG(t *testing.T) {
 	require.NoError(t, SavePlot(p, dir, "bars"))
 	tl, err := Timeline("turn", "ms", []string{"cpu", "fpga"}, []Interval{{Lane: 0, Start: 0, End: 1, Label: "decide"}, {Lane: 1, Start: 1, End: 9, Label: "query"}}, 5)
 	require.NoError(t, err)
-	require.NoError(t, SavePanels([]*plot.Plot{tl, tl}, dir, "panels", 2))
-	for _, f := range []string{"bars.png", "bars.svg", "panels.png", "panels.svg"} {
+	line, err := LinePlot("load", "offered load (x)", "TTFT p50 (ms)", []Series{{Name: "cpu", X: []float64{1, 2}, Y: []float64{0.5, 7}}})
+	require.NoError(t, err)
+	require.NoError(t, Mark(line, "saturated", []float64{2}, []float64{7}))
+	require.NoError(t, HLine(line, "limit", 10, 0, 2))
+	require.NoError(t, SavePanels([]*Chart{tl, tl}, dir, "panels", 2))
+	require.NoError(t, SavePlot(line, dir, "line"))
+	for _, f := range []string{"bars.png", "bars.svg", "bars.csv", "panels.png", "panels.svg", "panels.csv", "line.csv"} {
 		st, err := os.Stat(dir + "/" + f)
 		require.NoError(t, err)
 		assert.Positive(t, st.Size(), f)
+	}
+	// The values behind each figure, every drawn value a row.
+	for file, want := range map[string]string{
+		"bars.csv":   "part,category,ms\nx,a,1\nx,b,2\ny,a,3\ny,b,4\n",
+		"panels.csv": "panel,lane,label,start: ms,end: ms\nturn,cpu,decide,0,1\nturn,fpga,query,1,9\nturn,cpu,decide,0,1\nturn,fpga,query,1,9\n",
+		"line.csv":   "series,offered load (x),TTFT p50 (ms)\ncpu,1,0.5\ncpu,2,7\nsaturated,2,7\nlimit,,10\n",
+	} {
+		got, err := os.ReadFile(dir + "/" + file)
+		require.NoError(t, err)
+		assert.Equal(t, want, string(got), file)
 	}
 }
 

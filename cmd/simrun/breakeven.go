@@ -9,8 +9,6 @@ import (
 	"slices"
 	"strconv"
 
-	"gonum.org/v1/plot"
-
 	"github.com/kvcosim/kvcosim/hostcpu"
 	"github.com/kvcosim/kvcosim/reports"
 	"github.com/kvcosim/kvcosim/scenario"
@@ -228,7 +226,7 @@ func (m breakEvenMap) crossoverTable() [][]string {
 
 // historyPlot is the map against the history on the scenario's path, the
 // history at which each design first beats recomputing ringed.
-func (m breakEvenMap) historyPlot(sc string) (string, string, *plot.Plot, error) {
+func (m breakEvenMap) historyPlot(sc string) (string, string, *reports.Chart, error) {
 	p0 := m.own
 	var series []reports.Series
 	xs := make([]float64, len(m.histories))
@@ -243,8 +241,8 @@ func (m breakEvenMap) historyPlot(sc string) (string, string, *plot.Plot, error)
 	if err != nil {
 		return "", "", nil, err
 	}
-	reports.LogX(p)
-	reports.LogY(p, series)
+	reports.LogX(p.Plot)
+	reports.LogY(p.Plot, series)
 	var mx, my []float64
 	var words []string
 	for d := 1; d < len(studyDesigns); d++ {
@@ -266,7 +264,7 @@ func (m breakEvenMap) historyPlot(sc string) (string, string, *plot.Plot, error)
 
 // pathPlot is the map at a history (the nearest the map has) against the
 // read path, the paths in order of their bandwidth.
-func (m breakEvenMap) pathPlot(sc string, history int64) (string, string, *plot.Plot, error) {
+func (m breakEvenMap) pathPlot(sc string, history int64) (string, string, *reports.Chart, error) {
 	k := len(m.histories) - 1
 	for k > 0 && m.histories[k] > history {
 		k--

@@ -11,8 +11,6 @@ import (
 	"strconv"
 	"strings"
 
-	"gonum.org/v1/plot"
-
 	"github.com/kvcosim/kvcosim/reports"
 	"github.com/kvcosim/kvcosim/scenario"
 )
@@ -55,7 +53,8 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "simrun report: %v\n", err)
 			return 2
 		}
-		page.Figures = append(page.Figures, reports.Figure{File: name + ".svg", Caption: fmt.Sprintf("%s against %s.", metric.label, m.Keys[0])})
+		page.Figures = append(page.Figures, reports.Figure{File: name + ".svg", Caption: fmt.Sprintf("%s against %s.", metric.label, m.Keys[0]),
+			Data: name + ".csv"})
 	}
 	var html bytes.Buffer
 	if err := page.WriteHTML(&html); err == nil {
@@ -88,7 +87,7 @@ func sweepWarnings(keys []string, rows [][]string) []string {
 
 // sweepPlot is one metric against the first key: numeric when every value
 // of the key reads as a number or a size, else one tick per value.
-func sweepPlot(keys []string, scenarioLine string, rows [][]string, column, label string) (*plot.Plot, error) {
+func sweepPlot(keys []string, scenarioLine string, rows [][]string, column, label string) (*reports.Chart, error) {
 	col := slices.Index(rows[0], column)
 	if col < 0 {
 		return nil, fmt.Errorf("sweep.csv has no column %s", column)
@@ -125,23 +124,14 @@ func sweepPlot(keys []string, scenarioLine string, rows [][]string, column, labe
 		return nil, err
 	}
 	if !numeric {
-		return categoricalTicks(p, xs), nil
+		p.NominalX(xs...)
+		return p, nil
 	}
 	if lo, hi := slices.Min(slices.Collect(maps.Values(xValue))), slices.Max(slices.Collect(maps.Values(xValue))); lo > 0 && hi/lo >= 10 {
-		reports.LogX(p)
+		reports.LogX(p.Plot)
 		p.X.Label.Text += ", log scale"
 	}
 	return p, nil
-}
-
-// categoricalTicks labels x positions 0, 1, ... with the key's values.
-func categoricalTicks(p *plot.Plot, xs []string) *plot.Plot {
-	ticks := make([]plot.Tick, len(xs))
-	for i, x := range xs {
-		ticks[i] = plot.Tick{Value: float64(i), Label: x}
-	}
-	p.X.Tick.Marker = plot.ConstantTicks(ticks)
-	return p
 }
 
 // axisValues maps a key's values to x: their numbers (sizes in GB), or

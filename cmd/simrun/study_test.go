@@ -1,8 +1,11 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -33,6 +36,81 @@ func TestStudyWritesTheReport(t *testing.T) {
 	assert.Len(t, strings.Split(strings.TrimSpace(string(csv)), "\n"), 1+len(studyDesigns), "a header and every design")
 	assert.Contains(t, html, `<figure id="break_even_crossovers"><table>`, "the crossovers, printed")
 	assert.Contains(t, stdout, "break-even: the history from which")
+	assertPlotDataMatchesTheRuns(t, out, html)
+}
+
+// assertPlotDataMatchesTheRuns: every plot on the study's page has its
+// values beside it, linked, with a header and rows; and where the runs'
+// own outputs hold the same figure, the file agrees with them: the TTFT
+// distribution with every design's requests.csv, the load curves at the
+// scenario's load with comparison.csv, the endurance bars with each
+// design's summary.json.
+func assertPlotDataMatchesTheRuns(t *testing.T, out, html string) {
+	images := regexp.MustCompile(`<img src="([a-z_]+)\.svg"`).FindAllStringSubmatch(html, -1)
+	require.NotEmpty(t, images)
+	data := map[string][][]string{}
+	for _, m := range images {
+		assert.Contains(t, html, `href="`+m[1]+`.csv"`, "the page links %s's data", m[1])
+		rows := readCSVFile(t, filepath.Join(out, m[1]+".csv"))
+		require.Greater(t, len(rows), 1, "%s.csv: a header and rows", m[1])
+		data[m[1]] = rows
+	}
+	comparison := readCSVFile(t, filepath.Join(out, "comparison.csv"))
+	figure := func(design, column string) float64 {
+		row := slices.IndexFunc(comparison, func(r []string) bool { return r[0] == design })
+		return mustFloat(t, comparison[row][slices.Index(comparison[0], column)])
+	}
+	at := func(file, panel, series, x string) float64 {
+		for _, r := range data[file][1:] {
+			if panel != "" && r[0] != panel {
+				continue
+			}
+			if r = r[len(r)-3:]; r[0] == series && r[1] == x {
+				return mustFloat(t, r[2])
+			}
+		}
+		t.Fatalf("%s: no value of %s at %s in panel %q", file, series, x, panel)
+		return 0
+	}
+	for _, design := range studyDesigns {
+		assert.InDelta(t, figure(design, "throughput_tokens_per_s"), at("throughput_vs_load", "", design, "1"), 1e-6, design)
+		assert.InDelta(t, figure(design, "resumed_ttft_ms_p50"), at("latency_vs_load", "resumed-turn TTFT p50 (ms)", design, "1"), 1e-6, design)
+
+		requests := readCSVFile(t, filepath.Join(out, design, "requests.csv"))
+		col := slices.Index(requests[0], "ttft_ms")
+		var want, got []float64
+		for _, r := range requests[1:] {
+			if v := mustFloat(t, r[col]); v > 0 {
+				want = append(want, v)
+			}
+		}
+		for _, r := range data["ttft_cdf"][1:] {
+			if r[0] == design {
+				got = append(got, mustFloat(t, r[1]))
+			}
+		}
+		slices.Sort(want)
+		require.Len(t, got, len(want), "%s: every request's TTFT in the distribution", design)
+		for i := range want {
+			assert.InDelta(t, want[i], got[i], 1e-6)
+		}
+		if design == "recompute" {
+			continue
+		}
+		var sum struct {
+			Tiers []struct {
+				DriveWritesPerDay float64 `json:"drive_writes_per_day"`
+			} `json:"tiers"`
+		}
+		js, err := os.ReadFile(filepath.Join(out, design, "summary.json"))
+		require.NoError(t, err)
+		require.NoError(t, json.Unmarshal(js, &sum))
+		dwpd := 0.0 // the most written tier of drives
+		for _, tier := range sum.Tiers {
+			dwpd = max(dwpd, tier.DriveWritesPerDay)
+		}
+		assert.InDelta(t, dwpd, at("endurance", "", "drive writes per day", design+" full"), 1e-9, design)
+	}
 }
 
 // Bad input fails the study before any run, with nothing written: a mode

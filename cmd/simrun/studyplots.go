@@ -39,7 +39,7 @@ func title(what, scenarioLine string) string {
 	return strings.Join(lines, "\n")
 }
 
-func ttftCDF(sc string, designs []pointResult) (string, string, *plot.Plot, error) {
+func ttftCDF(sc string, designs []pointResult) (string, string, *reports.Chart, error) {
 	var names []string
 	var samples [][]float64
 	for _, r := range designs {
@@ -53,12 +53,12 @@ func ttftCDF(sc string, designs []pointResult) (string, string, *plot.Plot, erro
 	}
 	p, err := reports.LinePlot(title("Time to first token, by design", sc), "TTFT (ms, log scale)", "share of requests at or below", reports.CDFSeries(names, samples))
 	if err == nil {
-		reports.LogX(p)
+		reports.LogX(p.Plot)
 	}
 	return "ttft_cdf", "The distribution of the time to first token of every request, per design, at the scenario's load: recompute prefills the whole history, the storing designs import the stored KV cache of resumed turns whose KV left the accelerator (the headline's resumed-turn p50 is each line at its resumed turns' median).", p, err
 }
 
-func ttftBreakdown(sc string, designs []pointResult) (string, string, *plot.Plot, error) {
+func ttftBreakdown(sc string, designs []pointResult) (string, string, *reports.Chart, error) {
 	parts := []string{"CPU (request, decision)", "query", "import", "queue", "prefill"}
 	values := make([][]float64, len(parts))
 	var names []string
@@ -98,7 +98,7 @@ func (st *study) loadSeries(metric func(*reports.Summary) float64) []reports.Ser
 }
 
 // markSaturation rings each design's first saturated load on a load plot.
-func (st *study) markSaturation(p *plot.Plot, metric func(*reports.Summary) float64) error {
+func (st *study) markSaturation(p *reports.Chart, metric func(*reports.Summary) float64) error {
 	var xs, ys []float64
 	for d, at := range st.saturatedAt {
 		if at > 0 {
@@ -112,7 +112,7 @@ func (st *study) markSaturation(p *plot.Plot, metric func(*reports.Summary) floa
 	return reports.Mark(p, "saturated from here", xs, ys)
 }
 
-func (st *study) throughputCurve(sc string) (string, string, *plot.Plot, error) {
+func (st *study) throughputCurve(sc string) (string, string, *reports.Chart, error) {
 	metric := func(s *reports.Summary) float64 { return s.ThroughputTokensPerS }
 	p, err := reports.LinePlot(title("Output throughput against offered load", sc), "offered load (x the scenario's arrival rate)", "output tokens/s", st.loadSeries(metric))
 	if err == nil {
@@ -125,8 +125,8 @@ func (st *study) throughputCurve(sc string) (string, string, *plot.Plot, error) 
 	return "throughput_vs_load", fmt.Sprintf("Output throughput against the offered load, per design, rings where a design is first saturated (it cannot keep up: delivered under 90 %% of offered, or a queue that grows through the run); saturated from: %s.", joinWords(parts)), p, err
 }
 
-func (st *study) latencyPanels(sc string) ([]*plot.Plot, error) {
-	var plots []*plot.Plot
+func (st *study) latencyPanels(sc string) ([]*reports.Chart, error) {
+	var plots []*reports.Chart
 	for i, m := range []struct {
 		what, label string
 		f           func(*reports.Summary) float64
@@ -143,7 +143,7 @@ func (st *study) latencyPanels(sc string) ([]*plot.Plot, error) {
 		p, err := reports.LinePlot(what, "offered load (x the scenario's arrival rate)", m.label, series)
 		if err == nil {
 			if i < 2 { // TTFT spans from milliseconds to minutes
-				reports.LogY(p, series)
+				reports.LogY(p.Plot, series)
 			}
 			err = st.markSaturation(p, m.f)
 		}
@@ -155,7 +155,7 @@ func (st *study) latencyPanels(sc string) ([]*plot.Plot, error) {
 	return plots, nil
 }
 
-func (st *study) capacityCurve(sc string) (string, string, *plot.Plot, error) {
+func (st *study) capacityCurve(sc string) (string, string, *reports.Chart, error) {
 	s := reports.Series{Name: "fpga"}
 	for i, k := range st.plan.capacities {
 		n, _ := scenario.ParseSize(studyCapacities[i])
@@ -163,13 +163,13 @@ func (st *study) capacityCurve(sc string) (string, string, *plot.Plot, error) {
 	}
 	p, err := reports.LinePlot(title("Prefill hit ratio against store capacity (fpga design)", sc), "store capacity (GB, log scale)", "share of prompt tokens reused", []reports.Series{s})
 	if err == nil {
-		reports.LogX(p)
+		reports.LogX(p.Plot)
 	}
 	return "hit_ratio_vs_capacity", fmt.Sprintf("The share of prompt tokens imported from the store instead of recomputed, against the store's size (fpga design; the KV of evicted sessions must fit to be reused): %.3f with %s, %.3f with %s.",
 		s.Y[0], studyCapacities[0], s.Y[len(s.Y)-1], studyCapacities[len(studyCapacities)-1]), p, err
 }
 
-func levelPanels(sc string, fpgaRun pointResult) ([]*plot.Plot, error) {
+func levelPanels(sc string, fpgaRun pointResult) ([]*reports.Chart, error) {
 	var stored, f1, f2 reports.Series
 	stored.Name, f1.Name, f2.Name = "stored", "FIFO 1", "FIFO 2"
 	for _, s := range fpgaRun.levels {
@@ -178,7 +178,7 @@ func levelPanels(sc string, fpgaRun pointResult) ([]*plot.Plot, error) {
 		f1.X, f1.Y = append(f1.X, t), append(f1.Y, float64(s.fifo1))
 		f2.X, f2.Y = append(f2.X, t), append(f2.Y, float64(s.fifo2))
 	}
-	var plots []*plot.Plot
+	var plots []*reports.Chart
 	for i, panel := range []struct {
 		what, label string
 		s           reports.Series
@@ -211,13 +211,13 @@ var storageStages = []string{"import", "storage-write"}
 // which one went through a query: up to three turns, each zoomed on the
 // way to its first token, then the first export the FPGA engine made for
 // it, zoomed on its stages (claims 7-10).
-func timelinePanels(sc string, fpgaRun pointResult) ([]*plot.Plot, error) {
+func timelinePanels(sc string, fpgaRun pointResult) ([]*reports.Chart, error) {
 	session, ok := teachingSession(fpgaRun.rows)
 	if !ok {
 		return nil, fmt.Errorf("session timeline: the fpga run has no requests")
 	}
 	turns, order := sessionTurns(fpgaRun.spans, session)
-	var plots []*plot.Plot
+	var plots []*reports.Chart
 	for i, turn := range order[:min(3, len(order))] {
 		p, err := turnTimeline(session, turn, turns[turn], i == 0, sc)
 		if err != nil {
@@ -317,7 +317,7 @@ func fmtMs(v float64) string {
 // the axis ends 30 % after the prefill, so the decode runs off its right
 // edge (the legend gives its length). With the FPGA engine's stages, the
 // request-level query and import bars give way to them.
-func turnTimeline(session int64, turn string, spans []sim.Span, first bool, sc string) (*plot.Plot, error) {
+func turnTimeline(session int64, turn string, spans []sim.Span, first bool, sc string) (*reports.Chart, error) {
 	arrival, firstToken := spans[0].Start, spans[0].Start
 	engine := false
 	for _, sp := range spans {
@@ -345,7 +345,7 @@ func isExportStage(sp sim.Span) bool { return sp.Clocked && sp.Task == fpga.Task
 
 // exportTimeline is the export after a turn: the FPGA engine's stages from
 // the export's start.
-func exportTimeline(spans []sim.Span, turn string) (*plot.Plot, error) {
+func exportTimeline(spans []sim.Span, turn string) (*reports.Chart, error) {
 	var ivs []reports.Interval
 	var start, end sim.Time
 	for _, sp := range spans {
@@ -456,18 +456,18 @@ func gitCommit() (rev, modified string) {
 func (st *study) plots(out string) ([]reports.Figure, error) {
 	sc := st.base.Describe()
 	var figures []reports.Figure
-	add := func(name, caption string, p *plot.Plot, err error) error {
+	add := func(name, caption string, p *reports.Chart, err error) error {
 		if err != nil {
 			return err
 		}
-		figures = append(figures, reports.Figure{File: name + ".svg", Caption: caption})
+		figures = append(figures, reports.Figure{File: name + ".svg", Caption: caption, Data: name + ".csv"})
 		return reports.SavePlot(p, out, name)
 	}
-	panels := func(name, caption string, inches float64, plots []*plot.Plot, err error) error {
+	panels := func(name, caption string, inches float64, plots []*reports.Chart, err error) error {
 		if err != nil {
 			return err
 		}
-		figures = append(figures, reports.Figure{File: name + ".svg", Caption: caption})
+		figures = append(figures, reports.Figure{File: name + ".svg", Caption: caption, Data: name + ".csv"})
 		return reports.SavePanels(plots, out, name, inches)
 	}
 	fpgaRun := *st.fpga()
@@ -515,7 +515,7 @@ func peakStoredGB(fpgaRun pointResult) float64 {
 
 // endurancePlot is each storing design's drive writes per day, with full
 // and with delta exports, against the drives' rating.
-func (st *study) endurancePlot(sc string) (string, string, *plot.Plot, error) {
+func (st *study) endurancePlot(sc string) (string, string, *reports.Chart, error) {
 	var categories []string
 	var values []float64
 	worst, worstName, rated := 0.0, "", 0.0

@@ -243,12 +243,7 @@ func writeSweep(out string, sw *scenario.Sweep, points []scenario.SweepPoint, re
 }
 
 func writeSweepFiles(out string, rows [][]string, m sweepManifest) error {
-	var buf bytes.Buffer
-	w := csv.NewWriter(&buf)
-	if err := w.WriteAll(rows); err != nil {
-		return err
-	}
-	if err := reports.WriteBytes(filepath.Join(out, "sweep.csv"), buf.Bytes()); err != nil {
+	if err := reports.WriteCSV(filepath.Join(out, "sweep.csv"), rows); err != nil {
 		return err
 	}
 	js, err := json.MarshalIndent(m, "", "  ")

@@ -2,11 +2,13 @@ package main
 
 import (
 	"bytes"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -64,6 +66,45 @@ func TestShardsMergeToTheWholeSweep(t *testing.T) {
 	assert.Contains(t, stdout, "report.html")
 	assert.FileExists(t, out("whole/sweep_ttft_ms_p99.svg"))
 	assert.FileExists(t, out("whole/sweep_hit_ratio_tokens.png"))
+	// Every plot's values beside it, linked from the page, and each the
+	// sweep's own figure: its column of sweep.csv, point by point.
+	table := readCSVFile(t, out("whole/sweep.csv"))
+	page, err := os.ReadFile(out("whole/report.html"))
+	require.NoError(t, err)
+	for _, m := range sweepMetrics {
+		name := "sweep_" + m.column + ".csv"
+		assert.Contains(t, string(page), `href="`+name+`"`)
+		data := readCSVFile(t, out("whole/"+name))
+		col := slices.Index(table[0], m.column)
+		require.Len(t, data, len(table), "%s: a row a point", name)
+		drawn := map[[2]string]string{} // (series: the capacity, x: the design) -> y
+		for _, row := range data[1:] {
+			drawn[[2]string{row[0], row[1]}] = row[2]
+		}
+		for _, point := range table[1:] {
+			y, ok := drawn[[2]string{point[2], point[1]}]
+			require.True(t, ok, "%s: point %s drawn", name, point[0])
+			assert.InDelta(t, mustFloat(t, point[col]), mustFloat(t, y), 1e-9, "%s: point %s", name, point[0])
+		}
+	}
+}
+
+// readCSVFile reads a CSV file whole.
+func readCSVFile(t *testing.T, path string) [][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	require.NoError(t, err, path)
+	return rows
+}
+
+func mustFloat(t *testing.T, s string) float64 {
+	t.Helper()
+	v, err := strconv.ParseFloat(s, 64)
+	require.NoError(t, err)
+	return v
 }
 
 // TestSweepWhoseSetNeedsTheGrid: a set that is a scenario only with the
