@@ -599,7 +599,7 @@ func (r *resolver) capacity(key, text string, region int64) (int64, bool) {
 
 func (r *resolver) resolveWorkload(sc *Scenario, out *resolved) {
 	w := sc.Workload
-	r.oneOf("workload.kind", w.Kind, append([]string{"synthetic"}, workloads.TraceFormats...)...)
+	r.oneOf("workload.kind", w.Kind, workloads.Kinds...)
 	r.kindKeys(w)
 	r.intIn("workload.limit", int64(w.Limit), 0, 1<<31-1)
 	r.floatIn("workload.time_scale", w.TimeScale, 1e-9, 1e9)
@@ -618,7 +618,7 @@ func (r *resolver) resolveWorkload(sc *Scenario, out *resolved) {
 		r.fail(r.culprit("workload.truncate_fill", "workload.context_policy"), "%v: a truncation's depth, but workload.context_policy is reject (allowed here: 1)", w.TruncateFill)
 	}
 	out.host.TruncateFillPermille = int64(math.Round(w.TruncateFill * 1000))
-	if w.Kind != "synthetic" && w.Path == "" {
+	if !w.Synthetic() && w.Path == "" {
 		r.fail("workload.path", "a %s trace needs its file", w.Kind)
 	}
 	c := workloads.DefaultSynthetic()
@@ -645,7 +645,7 @@ func (r *resolver) resolveWorkload(sc *Scenario, out *resolved) {
 		r.fail(key, "%s", msg)
 	}
 	out.synthetic = c
-	if w.Kind == "synthetic" && r.err == nil {
+	if w.Synthetic() && r.err == nil {
 		r.checkWork(float64(c.Sessions)*c.TurnsMean, out)
 	}
 }

@@ -97,6 +97,10 @@ var TraceFormats = func() []string {
 	return names
 }()
 
+// Kinds are the names of the kinds of workload: the synthetic generator,
+// then the trace formats (scenario's workload.kind).
+var Kinds = append([]string{SyntheticKind}, TraceFormats...)
+
 // LineError is a malformed line: its file, line number and field.
 type LineError struct {
 	Path  string
