@@ -114,3 +114,48 @@ func docRow(page, key string) string {
 	}
 	return ""
 }
+
+// TestDocsListEveryKey holds docs/scenario.md's table of keys to the
+// schema: every settable key has a row, and every key a row names is
+// settable. A row's first cell names its keys in full, or after a full one
+// by their last element (`functional.layers`, `hidden`), or a whole
+// section (`custom_model.*`).
+func TestDocsListEveryKey(t *testing.T) {
+	page, err := os.ReadFile("../docs/scenario.md")
+	require.NoError(t, err)
+	documented := map[string]bool{}
+	for _, line := range strings.Split(string(page), "\n") {
+		if cells := strings.Split(line, "|"); len(cells) > 2 && strings.HasPrefix(line, "| `") {
+			for _, key := range rowKeys(cells[1]) {
+				documented[key] = true
+			}
+		}
+	}
+	for _, key := range Keys() {
+		section, _, _ := strings.Cut(key, ".")
+		assert.True(t, documented[key] || documented[section+".*"], "docs/scenario.md has no row for %s", key)
+	}
+	for key := range documented {
+		if section, ok := strings.CutSuffix(key, ".*"); ok {
+			assert.True(t, slices.ContainsFunc(Keys(), func(k string) bool { return strings.HasPrefix(k, section+".") }), "docs/scenario.md's %s is no section", key)
+		} else {
+			assert.Contains(t, Keys(), key, "docs/scenario.md has a row for %s, which is no key", key)
+		}
+	}
+}
+
+// rowKeys are the keys a row's first cell names, in full.
+func rowKeys(cell string) []string {
+	var keys []string
+	parent := ""
+	for _, name := range strings.Split(strings.TrimSpace(cell), ", ") {
+		name = strings.Trim(name, "`")
+		if i := strings.LastIndex(name, "."); i >= 0 {
+			parent = name[:i+1]
+		} else {
+			name = parent + name
+		}
+		keys = append(keys, name)
+	}
+	return keys
+}
