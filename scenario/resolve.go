@@ -265,14 +265,16 @@ func (r *resolver) kvPerTokenFits(m accel.Model, kv accel.DType) {
 	}
 }
 
-// decoding is the decode step's kernel cost: beam search charges every
-// request's beams and their KV-cache reorder; the forward pass is still
-// charged per request (the scheduler does not fan requests into beams).
+// decoding is the decode step's kernel cost (accel.DecodingKernels): beam
+// search charges every request's beams and their KV-cache reorder; the
+// forward pass is still charged per request (the scheduler does not fan
+// requests into beams).
 func (r *resolver) decoding(d Decoding, m accel.Model, kv accel.DType) accel.KernelCost {
-	if r.oneOf("accelerator.decoding.kernel", d.Kernel, "sample", "beam") == "beam" {
-		return accel.NewBeamSearch(m, d.Beams, kv)
+	k := pick(r, "accelerator.decoding.kernel", d.Kernel, accel.ParseDecodingKernel)
+	if k.Cost == nil {
+		return nil // an unknown kernel: refused
 	}
-	return accel.Sampling{TopK: d.TopK, TopP: d.TopP}
+	return k.Cost(accel.DecodingSettings{TopK: d.TopK, TopP: d.TopP, Beams: d.Beams}, m, kv)
 }
 
 func (r *resolver) resolveCPU(sc *Scenario, out *resolved) {
