@@ -14,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kvcosim/kvcosim/memory"
 )
 
 // TestDocsListEveryEnumFromItsTable holds docs/scenario.md to the names
@@ -113,6 +115,22 @@ func docRow(page, key string) string {
 		}
 	}
 	return ""
+}
+
+// TestDocsNameEveryTierDevice holds the storage.tiers row of
+// docs/scenario.md to the devices a tier can be, and the storage.device row
+// to the SSD presets among them: a new device fails here until the page
+// names it.
+func TestDocsNameEveryTierDevice(t *testing.T) {
+	page, err := os.ReadFile("../docs/scenario.md")
+	require.NoError(t, err)
+	tiers, drive := docRow(string(page), "storage.tiers"), docRow(string(page), "storage.device")
+	for _, name := range memory.TierDeviceNames() {
+		assert.Contains(t, tiers, name, "storage.tiers")
+		if _, err := memory.SSDPreset(name); err == nil {
+			assert.Contains(t, drive, name, "storage.device")
+		}
+	}
 }
 
 // TestDocsListEveryKey holds docs/scenario.md's table of keys to the
