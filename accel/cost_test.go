@@ -177,6 +177,20 @@ func TestBeamKernelChargesTheReorder(t *testing.T) {
 	assert.Greater(t, c.Kernels, n.Device.KernelTime(b.DecodeStep(2, n.Model.Vocab, 10)))
 }
 
+// TestDecodingKernelsByName: each row of DecodingKernels makes its own
+// cost from the settings, and an unknown name lists the kernels.
+func TestDecodingKernelsByName(t *testing.T) {
+	m, _ := ModelPreset("llama-3-8b")
+	d := DecodingSettings{TopK: 40, TopP: true, Beams: 4}
+	for name, want := range map[string]KernelCost{"sample": Sampling{TopK: 40, TopP: true}, "beam": NewBeamSearch(m, 4, FP8)} {
+		k, err := ParseDecodingKernel(name)
+		require.NoError(t, err)
+		assert.Equal(t, want, k.Cost(d, m, FP8), name)
+	}
+	_, err := ParseDecodingKernel("greedy")
+	assert.EqualError(t, err, `"greedy" is not allowed (allowed: sample, beam)`)
+}
+
 func TestNodeRejects(t *testing.T) {
 	m, _ := ModelPreset("llama-2-70b")
 	d, _ := DevicePreset("a100-80gb")

@@ -26,7 +26,11 @@ const (
 )
 
 // DecodeKinds names the values of DecodeKind: Names lists them, Parse reads one.
-var DecodeKinds = names.New[DecodeKind]("decoding", "greedy", "sample", "beam")
+var DecodeKinds = names.New("decoding", map[DecodeKind]string{
+	Greedy: "greedy",
+	Sample: "sample",
+	Beam:   "beam",
+})
 
 // String returns the kind's name.
 func (k DecodeKind) String() string { return DecodeKinds.Name(k) }

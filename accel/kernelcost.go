@@ -2,8 +2,37 @@ package accel
 
 import (
 	"github.com/kvcosim/kvcosim/accel/kernels"
+	"github.com/kvcosim/kvcosim/internal/names"
 	"github.com/kvcosim/kvcosim/sim"
 )
+
+// DecodingKernel is a decode step's kernel by name (accelerator.decoding.kernel):
+// how its cost is made for a model's KV cache from the decoding settings.
+type DecodingKernel struct {
+	Name string
+	Cost func(d DecodingSettings, m Model, kv DType) KernelCost
+}
+
+// DecodingSettings are the settings a decoding kernel's cost may read
+// (accelerator.decoding.*): top-k (0: none), top-p, and beams a request.
+type DecodingSettings struct {
+	TopK  int
+	TopP  bool
+	Beams int
+}
+
+// DecodingKernels are the decode step's kernels: a new one is its
+// KernelCost and one row here.
+var DecodingKernels = []DecodingKernel{
+	{"sample", func(d DecodingSettings, _ Model, _ DType) KernelCost { return Sampling{TopK: d.TopK, TopP: d.TopP} }},
+	{"beam", func(d DecodingSettings, m Model, kv DType) KernelCost { return NewBeamSearch(m, d.Beams, kv) }},
+}
+
+// ParseDecodingKernel finds a decoding kernel by name; an unknown name's
+// error lists the kernels.
+func ParseDecodingKernel(name string) (DecodingKernel, error) {
+	return names.Find("decoding kernel", DecodingKernels, func(k DecodingKernel) string { return k.Name }, name)
+}
 
 // KernelCost gives the work of the decoding kernels (sampling or beam
 // search) that an iteration runs for its sequences; the node turns it into

@@ -23,7 +23,11 @@ const (
 )
 
 // Placements names the values of Placement: Names lists them, Parse reads one.
-var Placements = names.New[Placement]("table placement", "host", "hbm", "uram")
+var Placements = names.New("table placement", map[Placement]string{
+	PlaceHost: "host",
+	PlaceHBM:  "hbm",
+	PlaceURAM: "uram",
+})
 
 // String returns the placement's name.
 func (p Placement) String() string { return Placements.Name(p) }

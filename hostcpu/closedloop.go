@@ -103,7 +103,10 @@ const (
 )
 
 // ClosedOrders names the values of ClosedOrder.
-var ClosedOrders = names.New[ClosedOrder]("closed-loop order", "trace", "session")
+var ClosedOrders = names.New("closed-loop order", map[ClosedOrder]string{
+	OrderTrace:   "trace",
+	OrderSession: "session",
+})
 
 // String returns the order's name.
 func (o ClosedOrder) String() string { return ClosedOrders.Name(o) }

@@ -28,7 +28,10 @@ const (
 )
 
 // ExportPolicies names the values of ExportPolicy: Names lists them, Parse reads one.
-var ExportPolicies = names.New[ExportPolicy]("export policy", "after_turn", "on_evict")
+var ExportPolicies = names.New("export policy", map[ExportPolicy]string{
+	AfterTurn: "after_turn",
+	OnEvict:   "on_evict",
+})
 
 // String returns the policy's name.
 func (p ExportPolicy) String() string { return ExportPolicies.Name(p) }

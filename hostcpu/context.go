@@ -19,7 +19,10 @@ const (
 )
 
 // ContextPolicies names the values of ContextPolicy: Names lists them, Parse reads one.
-var ContextPolicies = names.New[ContextPolicy]("context policy", "truncate", "reject")
+var ContextPolicies = names.New("context policy", map[ContextPolicy]string{
+	ContextTruncate: "truncate",
+	ContextReject:   "reject",
+})
 
 // String returns the policy's name.
 func (p ContextPolicy) String() string { return ContextPolicies.Name(p) }

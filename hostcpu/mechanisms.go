@@ -22,7 +22,7 @@ const (
 )
 
 // LoadModes names the values of LoadMode.
-var LoadModes = names.New[LoadMode]("load mode", "whole", "layerwise")
+var LoadModes = names.New("load mode", map[LoadMode]string{LoadWhole: "whole", LoadLayerwise: "layerwise"})
 
 // String returns the mode's name.
 func (m LoadMode) String() string { return LoadModes.Name(m) }
@@ -44,7 +44,10 @@ const (
 )
 
 // LoadWaits names the values of LoadWait.
-var LoadWaits = names.New[LoadWait]("load wait", "batch", "request")
+var LoadWaits = names.New("load wait", map[LoadWait]string{
+	LoadWaitBatch:   "batch",
+	LoadWaitRequest: "request",
+})
 
 // String returns the value's name.
 func (w LoadWait) String() string { return LoadWaits.Name(w) }
@@ -65,7 +68,7 @@ const (
 )
 
 // SaveModes names the values of SaveMode.
-var SaveModes = names.New[SaveMode]("save mode", "sync", "async")
+var SaveModes = names.New("save mode", map[SaveMode]string{SaveSync: "sync", SaveAsync: "async"})
 
 // String returns the mode's name.
 func (m SaveMode) String() string { return SaveModes.Name(m) }
@@ -83,7 +86,10 @@ const (
 )
 
 // FullPolicies names the values of FullPolicy.
-var FullPolicies = names.New[FullPolicy]("async buffer policy", "block", "drop")
+var FullPolicies = names.New("async buffer policy", map[FullPolicy]string{
+	FullBlock: "block",
+	FullDrop:  "drop",
+})
 
 // String returns the policy's name.
 func (p FullPolicy) String() string { return FullPolicies.Name(p) }
@@ -105,7 +111,10 @@ const (
 )
 
 // PrefetchPolicies names the values of PrefetchPolicy.
-var PrefetchPolicies = names.New[PrefetchPolicy]("prefetch policy", "none", "queue")
+var PrefetchPolicies = names.New("prefetch policy", map[PrefetchPolicy]string{
+	PrefetchNone:  "none",
+	PrefetchQueue: "queue",
+})
 
 // String returns the policy's name.
 func (p PrefetchPolicy) String() string { return PrefetchPolicies.Name(p) }
@@ -125,7 +134,10 @@ const (
 )
 
 // PreloadPolicies names the values of PreloadPolicy.
-var PreloadPolicies = names.New[PreloadPolicy]("preload policy", "none", "queue")
+var PreloadPolicies = names.New("preload policy", map[PreloadPolicy]string{
+	PreloadNone:  "none",
+	PreloadQueue: "queue",
+})
 
 // String returns the policy's name.
 func (p PreloadPolicy) String() string { return PreloadPolicies.Name(p) }
@@ -143,7 +155,10 @@ const (
 )
 
 // EvictionPolicies names the values of EvictionPolicy.
-var EvictionPolicies = names.New[EvictionPolicy]("eviction policy", "lru", "queue-aware")
+var EvictionPolicies = names.New("eviction policy", map[EvictionPolicy]string{
+	EvictLRU:        "lru",
+	EvictQueueAware: "queue-aware",
+})
 
 // String returns the policy's name.
 func (p EvictionPolicy) String() string { return EvictionPolicies.Name(p) }

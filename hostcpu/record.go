@@ -20,7 +20,12 @@ const (
 )
 
 // Decisions names the values of Decision: Names lists them, Parse reads one.
-var Decisions = names.New[Decision]("decision", "first_tokens", "continuation", "query", "recompute")
+var Decisions = names.New("decision", map[Decision]string{
+	FirstTokens:  "first_tokens",
+	Continuation: "continuation",
+	Query:        "query",
+	Recomputed:   "recompute",
+})
 
 // String returns the outcome's name.
 func (d Decision) String() string { return Decisions.Name(d) }

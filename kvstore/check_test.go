@@ -7,12 +7,15 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestCheckFindsTheLRUOrderWrong files a live link's LRU entry wrongly in
-// each way the check must catch: gone, under another link, under another
-// access number, or a stray entry besides. (Until 2026-11-26 the check
-// looked entries up by access number alone, and took one filed under
-// another link.)
-func TestCheckFindsTheLRUOrderWrong(t *testing.T) {
+// TestCheckFindsTheIndexWrong breaks each invariant of the index the check
+// holds (docs/invariants.md, INV-12 to INV-15) and checks that it says
+// which: a live link's LRU entry filed wrongly in each way (gone, under
+// another link, under another access number, or a stray entry besides:
+// until 2026-11-26 the check looked entries up by access number alone, and
+// took one filed under another link), a region marked free while an object
+// holds it, a region nowhere, a segment's reference count, a chain's back
+// pointer, and the count of live links.
+func TestCheckFindsTheIndexWrong(t *testing.T) {
 	cases := []struct {
 		name    string
 		corrupt func(d *Directory, a, b int32)
@@ -29,6 +32,15 @@ func TestCheckFindsTheLRUOrderWrong(t *testing.T) {
 		}, "missing from the LRU order"},
 		{"a stray entry besides", func(d *Directory, a, _ int32) { d.lru.ReplaceOrInsert(lruItem{999_999, a}) },
 			"the LRU order"},
+		{"a held region marked free", func(d *Directory, a, _ int32) {
+			d.InjectStateFault(d.region(d.segs.at(d.links.at(a).lastSeg), 0))
+		}, "but marked state"},
+		{"a region in neither FIFO nor segment", func(d *Directory, a, _ int32) { d.segs.at(d.links.at(a).lastSeg).nRegions-- },
+			"(leaked)"},
+		{"a segment's references", func(d *Directory, a, _ int32) { d.segs.at(d.links.at(a).lastSeg).refs++ },
+			"references but 1 links use it"},
+		{"a chain's back pointer", func(d *Directory, a, _ int32) { d.links.at(a).prev = 42 }, "has prev 42"},
+		{"the live links", func(d *Directory, _, _ int32) { d.live++ }, "2 links reachable, 3 counted live"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -46,4 +58,15 @@ func TestCheckFindsTheLRUOrderWrong(t *testing.T) {
 			assert.ErrorContains(t, d.Check(4, "corrupted"), c.want)
 		})
 	}
+}
+
+// TestExportOfNoTokensIsAnInvariantError: an export that would store none
+// of the key's tokens is a bug in its caller (INV-16), not a store too
+// small, and stops the run naming the time.
+func TestExportOfNoTokensIsAnInvariantError(t *testing.T) {
+	d, err := NewDirectory(propConfig(SchemePatent, 0))
+	require.NoError(t, err)
+	_, err = d.export(7, Key{Tokens: 4, Hash: 1}, nil, 4)
+	require.ErrorAs(t, err, new(*InvariantError))
+	assert.EqualError(t, err, "fpga invariant violated at 7ps: export of 4 tokens from token 4")
 }

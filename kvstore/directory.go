@@ -22,7 +22,7 @@ const (
 )
 
 // Schemes names the values of Scheme: Names lists them, Parse reads one.
-var Schemes = names.New[Scheme]("hashing scheme", "patent", "block")
+var Schemes = names.New("hashing scheme", map[Scheme]string{SchemePatent: "patent", SchemeBlock: "block"})
 
 // String returns the scheme's name.
 func (s Scheme) String() string { return Schemes.Name(s) }
@@ -40,7 +40,11 @@ const (
 )
 
 // AllocPolicies names the values of AllocPolicy: Names lists them, Parse reads one.
-var AllocPolicies = names.New[AllocPolicy]("alloc policy", "fifo1-first", "fifo2-first", "proportional")
+var AllocPolicies = names.New("alloc policy", map[AllocPolicy]string{
+	FIFO1First:   "fifo1-first",
+	FIFO2First:   "fifo2-first",
+	Proportional: "proportional",
+})
 
 // String returns the policy's name.
 func (p AllocPolicy) String() string { return AllocPolicies.Name(p) }
@@ -57,7 +61,7 @@ const (
 )
 
 // ExportModes names the values of ExportMode: Names lists them, Parse reads one.
-var ExportModes = names.New[ExportMode]("export mode", "full", "delta")
+var ExportModes = names.New("export mode", map[ExportMode]string{ExportFull: "full", ExportDelta: "delta"})
 
 // String returns the mode's name.
 func (m ExportMode) String() string { return ExportModes.Name(m) }

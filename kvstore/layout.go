@@ -45,7 +45,11 @@ const (
 )
 
 // Layouts names the values of Layout: Names lists them, Parse reads one.
-var Layouts = names.New[Layout]("layout", "claim9", "token-major", "layer-major")
+var Layouts = names.New("layout", map[Layout]string{
+	LayoutClaim9:     "claim9",
+	LayoutTokenMajor: "token-major",
+	LayoutLayerMajor: "layer-major",
+})
 
 // String returns the layout's name.
 func (l Layout) String() string { return Layouts.Name(l) }

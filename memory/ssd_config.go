@@ -78,7 +78,10 @@ const (
 )
 
 // SSDResolutions names the resolutions (storage.resolution).
-var SSDResolutions = names.New[SSDResolution]("drive resolution", "page", "request")
+var SSDResolutions = names.New("drive resolution", map[SSDResolution]string{
+	ResolutionPage:    "page",
+	ResolutionRequest: "request",
+})
 
 // Validate checks the configuration; errors name the parameter and range.
 func (c SSDConfig) Validate() error {

@@ -53,7 +53,7 @@ func (r *Run) buildWorkload(streams sim.Streams) (*workloads.Workload, error) {
 	if r.l.workload != nil {
 		return r.l.workload, nil
 	}
-	if lw.Kind == "synthetic" {
+	if lw.Synthetic() {
 		w, err := workloads.Synthetic(r.l.resolved.synthetic, streams)
 		if err == nil {
 			w.Limit(lw.Limit)

@@ -7,7 +7,13 @@ import (
 	"sync"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/kvcosim/kvcosim/workloads"
 )
+
+// Synthetic reports whether the synthetic generator makes the workload
+// (workload.kind: synthetic); every other kind is a trace's replay.
+func (w Workload) Synthetic() bool { return w.Kind == workloads.SyntheticKind }
 
 // syntheticOnlyKeys are the workload keys only the synthetic generator
 // reads, traceOnlyKeys those only a trace's replay reads: given another
@@ -26,7 +32,7 @@ var (
 // of the default file sets them all).
 func (r *resolver) kindKeys(w Workload) {
 	keys, reader := syntheticOnlyKeys, "the synthetic generator"
-	if w.Kind == "synthetic" {
+	if w.Synthetic() {
 		keys, reader = traceOnlyKeys, "a trace's replay"
 	}
 	def := defaultWorkload()

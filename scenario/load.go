@@ -353,7 +353,7 @@ func (l *Loaded) KVRoom() (bytesPerToken, tokens int64) {
 func (l *Loaded) Describe() string {
 	w := l.Workload
 	load := fmt.Sprintf("%d chat sessions at %g/s", w.Sessions, w.SessionRatePerS)
-	if w.Kind != "synthetic" {
+	if !w.Synthetic() {
 		load = fmt.Sprintf("the %s trace %s", w.Kind, w.Path)
 	}
 	model := fmt.Sprintf("%s on %d x %s", l.Model, l.Accelerator.TP, l.Accelerator.Device)

@@ -265,14 +265,16 @@ func (r *resolver) kvPerTokenFits(m accel.Model, kv accel.DType) {
 	}
 }
 
-// decoding is the decode step's kernel cost: beam search charges every
-// request's beams and their KV-cache reorder; the forward pass is still
-// charged per request (the scheduler does not fan requests into beams).
+// decoding is the decode step's kernel cost (accel.DecodingKernels): beam
+// search charges every request's beams and their KV-cache reorder; the
+// forward pass is still charged per request (the scheduler does not fan
+// requests into beams).
 func (r *resolver) decoding(d Decoding, m accel.Model, kv accel.DType) accel.KernelCost {
-	if r.oneOf("accelerator.decoding.kernel", d.Kernel, "sample", "beam") == "beam" {
-		return accel.NewBeamSearch(m, d.Beams, kv)
+	k := pick(r, "accelerator.decoding.kernel", d.Kernel, accel.ParseDecodingKernel)
+	if k.Cost == nil {
+		return nil // an unknown kernel: refused
 	}
-	return accel.Sampling{TopK: d.TopK, TopP: d.TopP}
+	return k.Cost(accel.DecodingSettings{TopK: d.TopK, TopP: d.TopP, Beams: d.Beams}, m, kv)
 }
 
 func (r *resolver) resolveCPU(sc *Scenario, out *resolved) {
@@ -599,7 +601,7 @@ func (r *resolver) capacity(key, text string, region int64) (int64, bool) {
 
 func (r *resolver) resolveWorkload(sc *Scenario, out *resolved) {
 	w := sc.Workload
-	r.oneOf("workload.kind", w.Kind, append([]string{"synthetic"}, workloads.TraceFormats...)...)
+	r.oneOf("workload.kind", w.Kind, workloads.Kinds...)
 	r.kindKeys(w)
 	r.intIn("workload.limit", int64(w.Limit), 0, 1<<31-1)
 	r.floatIn("workload.time_scale", w.TimeScale, 1e-9, 1e9)
@@ -618,7 +620,7 @@ func (r *resolver) resolveWorkload(sc *Scenario, out *resolved) {
 		r.fail(r.culprit("workload.truncate_fill", "workload.context_policy"), "%v: a truncation's depth, but workload.context_policy is reject (allowed here: 1)", w.TruncateFill)
 	}
 	out.host.TruncateFillPermille = int64(math.Round(w.TruncateFill * 1000))
-	if w.Kind != "synthetic" && w.Path == "" {
+	if !w.Synthetic() && w.Path == "" {
 		r.fail("workload.path", "a %s trace needs its file", w.Kind)
 	}
 	c := workloads.DefaultSynthetic()
@@ -645,7 +647,7 @@ func (r *resolver) resolveWorkload(sc *Scenario, out *resolved) {
 		r.fail(key, "%s", msg)
 	}
 	out.synthetic = c
-	if w.Kind == "synthetic" && r.err == nil {
+	if w.Synthetic() && r.err == nil {
 		r.checkWork(float64(c.Sessions)*c.TurnsMean, out)
 	}
 }

@@ -122,6 +122,15 @@ func TestServerRejectsBadCount(t *testing.T) {
 	}
 }
 
+// TestServerRefusesANegativeService: a job's service time is never
+// negative (docs/invariants.md, INV-27); one that is, from a price that
+// wrapped, stops the run naming the server and the time.
+func TestServerRefusesANegativeService(t *testing.T) {
+	s, err := NewServer(NewEngine(0), "cpu", 1)
+	require.NoError(t, err)
+	assert.PanicsWithValue(t, `sim: server "cpu" at 0s: negative service time -1ps`, func() { s.Submit(Job{Service: -1}) })
+}
+
 func TestServerStatsOfIdleStation(t *testing.T) {
 	eng := NewEngine(0)
 	srv, err := NewServer(eng, "idle", 1)

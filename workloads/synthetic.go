@@ -187,6 +187,10 @@ func (f LengthFit) mean(maxTokens int) float64 {
 	return min(f.Median*math.Exp(sigma*sigma/2), float64(maxTokens))
 }
 
+// SyntheticKind is the synthetic generator's name among the kinds of
+// workload (Kinds).
+const SyntheticKind = "synthetic"
+
 // Synthetic draws a workload; each session draws from its own stream, so a
 // session does not change when others are added.
 func Synthetic(c SyntheticConfig, streams sim.Streams) (*Workload, error) {

@@ -43,6 +43,9 @@ type Trace struct {
 	BlockTokens int64
 	// SkippedLines counts malformed lines skipped (skip_bad_lines).
 	SkippedLines int
+	// wholePrompt: a request's input counts the whole conversation so far
+	// (the format's).
+	wholePrompt bool
 }
 
 // formatReader is how one file of a format is read: its line parser and
@@ -53,27 +56,30 @@ type formatReader struct {
 }
 
 // traceFormat names a format and opens a file of it; blockTokens is the
-// block size of its block keys, fixed by the format (0 without keys).
+// block size of its block keys, fixed by the format (0 without keys);
+// wholePrompt says a request's input counts the whole conversation so far,
+// not only the turn's new tokens.
 type traceFormat struct {
 	name        string
 	blockTokens int64
+	wholePrompt bool
 	open        func(path string) (formatReader, error)
 }
 
 // traceFormats are the formats ReadTrace knows: a new format is a file
 // with its line parser and one row here.
 var traceFormats = []traceFormat{
-	{"mooncake", MooncakeBlockTokens, func(path string) (formatReader, error) {
+	{"mooncake", MooncakeBlockTokens, false, func(path string) (formatReader, error) {
 		return formatReader{parse: parseMooncake(path)}, nil
 	}},
-	{"azure", 0, func(path string) (formatReader, error) {
+	{"azure", 0, false, func(path string) (formatReader, error) {
 		return formatReader{parse: parseAzure(path), header: azureHeader(path)}, nil
 	}},
-	{"ragpulse", 0, func(path string) (formatReader, error) {
+	{"ragpulse", 0, true, func(path string) (formatReader, error) {
 		chunks, err := readChunkLengths(filepath.Dir(path))
 		return formatReader{parse: parseRAGPulse(path, chunks)}, err
 	}},
-	{"sessions", 0, func(path string) (formatReader, error) { return formatReader{parse: parseSessions(path)}, nil }},
+	{"sessions", 0, false, func(path string) (formatReader, error) { return formatReader{parse: parseSessions(path)}, nil }},
 }
 
 // TraceBlockTokens is the block size of a format's block keys (0 for a
@@ -96,6 +102,10 @@ var TraceFormats = func() []string {
 	}
 	return names
 }()
+
+// Kinds are the names of the kinds of workload: the synthetic generator,
+// then the trace formats (scenario's workload.kind).
+var Kinds = append([]string{SyntheticKind}, TraceFormats...)
 
 // LineError is a malformed line: its file, line number and field.
 type LineError struct {
@@ -130,7 +140,7 @@ func ReadTrace(format, path string, skipBad bool) (*Trace, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Trace{Format: format, Path: path, BlockTokens: traceFormats[i].blockTokens}
+	t := &Trace{Format: format, Path: path, BlockTokens: traceFormats[i].blockTokens, wholePrompt: traceFormats[i].wholePrompt}
 	var firstBad error
 	err = eachLine(path, fr.header, func(text string, line int, err error) error {
 		var r TraceRequest

@@ -193,3 +193,40 @@ func TestSessionsGiveIDsOnEveryTurnOrNone(t *testing.T) {
 		})
 	}
 }
+
+// TestWholePromptTurnsBringOnlyTheirNewTokens: a format whose requests give
+// the whole prompt (RAGPulse) replays a session's later turn with the
+// tokens its history does not hold (its input less the previous turn's
+// input and output, at least 1); one whose requests give the turn's own
+// prompt replays them as given.
+func TestWholePromptTurnsBringOnlyTheirNewTokens(t *testing.T) {
+	tr, err := ReadTrace("ragpulse", "testdata/ragpulse/0_trace.jsonl.gz", true)
+	require.NoError(t, err)
+	require.True(t, tr.wholePrompt, "ragpulse's requests give whole prompts")
+	var order []string // sessions in order of their first request, as Workload numbers them
+	bySession := map[string][]TraceRequest{}
+	for _, r := range tr.Requests {
+		if _, seen := bySession[r.Session]; !seen || r.Session == "" {
+			order = append(order, r.Session)
+		}
+		bySession[r.Session] = append(bySession[r.Session], r)
+	}
+	for _, whole := range []bool{true, false} {
+		tr.wholePrompt = whole
+		w := tr.Workload(1)
+		require.Len(t, w.Sessions, len(order))
+		later := 0
+		for i, s := range w.Sessions {
+			reqs := bySession[order[i]]
+			for k := 1; k < len(s.Turns); k++ {
+				want := reqs[k].Input
+				if whole {
+					want = max(1, reqs[k].Input-reqs[k-1].Input-reqs[k-1].Output)
+				}
+				require.Equal(t, want, s.Turns[k].NewTokenCount, "whole prompts %v: session %d turn %d", whole, s.ID, k)
+				later++
+			}
+		}
+		assert.Positive(t, later, "the trace has sessions of several turns")
+	}
+}

@@ -27,7 +27,7 @@ func (t *Trace) Workload(timeScale float64) *Workload {
 			continue
 		}
 		s := &w.Sessions[idx]
-		if t.Format == "ragpulse" {
+		if t.wholePrompt {
 			p := t.Requests[prev]
 			turn.NewTokenCount = max(1, r.Input-p.Input-p.Output)
 		}

@@ -186,7 +186,7 @@ func planStudy(base *scenario.Loaded, sets []string, out string) (p studyPlan, e
 // times the sessions at x times the rate (synthetic), or a trace's arrivals
 // x times as dense.
 func loadSets(l *scenario.Loaded, x float64) []string {
-	if l.Workload.Kind == "synthetic" {
+	if l.Workload.Synthetic() {
 		return []string{"workload.session_rate_per_s=" + strconv.FormatFloat(l.Workload.SessionRatePerS*x, 'g', -1, 64),
 			"workload.sessions=" + strconv.Itoa(max(1, int(math.Round(float64(l.Workload.Sessions)*x))))}
 	}

@@ -5,6 +5,7 @@ package names
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -14,10 +15,26 @@ type Table[E ~int] struct {
 	names []string
 }
 
-// New makes the table of an enum; what says what its values are ("design",
-// "hashing scheme") in messages.
-func New[E ~int](what string, names ...string) Table[E] {
-	return Table[E]{what: what, names: names}
+// New makes the table of an enum from a name for each of its values,
+// keyed by the constants themselves, so that reordering or inserting
+// constants cannot pair a value with another's name; what says what its
+// values are ("design", "hashing scheme") in messages. The values must be
+// 0 to n-1 and the names distinct and not empty: anything else is a
+// mistake in the table, and New panics (at package initialisation).
+func New[E ~int](what string, byValue map[E]string) Table[E] {
+	t := Table[E]{what: what, names: make([]string, len(byValue))}
+	for e, name := range byValue {
+		if int(e) < 0 || int(e) >= len(byValue) {
+			panic(fmt.Sprintf("names: %s %q has value %d, outside 0 to %d", what, name, int(e), len(byValue)-1))
+		}
+		t.names[e] = name
+	}
+	for i, name := range t.names {
+		if name == "" || slices.Index(t.names, name) != i {
+			panic(fmt.Sprintf("names: %s %d is named %q, empty or another value's name", what, i, name))
+		}
+	}
+	return t
 }
 
 // Names lists the valid names in the order of their values.

@@ -10,23 +10,48 @@ import (
 
 type colour int
 
-var colours = New[colour]("colour", "red", "green")
+// The constants are declared in another order than the table lists them,
+// as after a reordering: the table is keyed by the constants, so each
+// keeps its own name.
+const (
+	green colour = iota
+	blue
+	red
+)
 
-func TestTableParsesEveryNameToItsValue(t *testing.T) {
-	for i, n := range colours.Names() {
-		c, err := colours.Parse(n)
+var colours = New("colour", map[colour]string{red: "red", green: "green", blue: "blue"})
+
+func TestTableNamesEveryConstantWhateverTheirOrder(t *testing.T) {
+	for c, want := range map[colour]string{red: "red", green: "green", blue: "blue"} {
+		assert.Equal(t, want, colours.Name(c))
+		parsed, err := colours.Parse(colours.Name(c))
 		require.NoError(t, err)
-		assert.Equal(t, colour(i), c)
-		assert.Equal(t, n, colours.Name(c))
+		assert.Equal(t, c, parsed)
 	}
-	_, err := colours.Parse("blue")
-	assert.EqualError(t, err, `"blue" is not allowed (allowed: red, green)`)
+	assert.Equal(t, []string{"green", "blue", "red"}, colours.Names(), "names in the order of their values")
+	_, err := colours.Parse("cyan")
+	assert.EqualError(t, err, `"cyan" is not allowed (allowed: green, blue, red)`)
 	assert.Equal(t, "colour(7)", colours.Name(7))
+}
+
+func TestNewRefusesATableThatDoesNotNameEachValueOnce(t *testing.T) {
+	for name, byValue := range map[string]map[colour]string{
+		"a gap":        {green: "green", red: "red"},
+		"a negative":   {-1: "none", green: "green"},
+		"an empty":     {green: "", blue: "blue"},
+		"a name twice": {green: "green", blue: "green"},
+	} {
+		assert.Panics(t, func() { New("colour", byValue) }, name)
+	}
 }
 
 func ExampleTable() {
 	type scheme int
-	schemes := New[scheme]("hashing scheme", "patent", "block")
+	const (
+		patent scheme = iota
+		block
+	)
+	schemes := New("hashing scheme", map[scheme]string{patent: "patent", block: "block"})
 	s, err := schemes.Parse("block")
 	fmt.Println(s, err, schemes.Names())
 	// Output: 1 <nil> [patent block]
