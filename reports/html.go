@@ -56,6 +56,7 @@ figcaption { color: #444; font-size: 0.92rem; margin-top: 0.3rem; }
 .warning ul { margin: 0.3rem 0 0 0; }
 .lead { font-size: 1.05rem; }
 pre { background: #f7f7f7; border: 1px solid #ddd; padding: 0.8rem; overflow-x: auto; font-size: 0.8rem; }
+.scroll { overflow-x: auto; }
 footer { color: #666; font-size: 0.85rem; margin-top: 2rem; }
 </style>
 </head>
@@ -68,9 +69,9 @@ footer { color: #666; font-size: 0.85rem; margin-top: 2rem; }
 {{end}}</ul></div>
 {{end}}<h2 id="headline">Headline figures</h2>
 {{if .Lead}}<p class="lead">{{.Lead}}</p>
-{{end}}<table>
+{{end}}<div class="scroll"><table>
 {{range $i, $row := .Headline}}<tr>{{range $row}}{{if eq $i 0}}<th>{{.}}</th>{{else}}<td>{{.}}</td>{{end}}{{end}}</tr>
-{{end}}</table>
+{{end}}</table></div>
 <h2 id="plots">Plots</h2>
 {{range .Figures}}<figure id="{{.File}}">{{if .Table}}<table>
 {{range $i, $row := .Table}}<tr>{{range $row}}{{if eq $i 0}}<th>{{.}}</th>{{else}}<td>{{.}}</td>{{end}}{{end}}</tr>

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"io"
+	"math"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -75,20 +76,41 @@ func newPlot(title, xLabel, yLabel string) *plot.Plot {
 	return p
 }
 
-// readableTicks are gonum's default ticks labelled with as many digits as
-// the value needs ("2500", not "2500.00").
+// readableTicks label a linear axis at round values, 1, 2, 2.5 or 5 times
+// a power of ten apart, four to ten of them, with a minor tick between
+// two labels, each labelled with as many digits as it needs ("2500", not
+// "2500.00"; "0.25").
 type readableTicks struct{}
 
-// Ticks returns the default ticks, relabelled.
+// Ticks returns the axis's ticks from lo to hi.
 func (readableTicks) Ticks(lo, hi float64) []plot.Tick {
-	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
-	for i, t := range ticks {
-		if t.Label != "" {
-			rounded, _ := strconv.ParseFloat(strconv.FormatFloat(t.Value, 'g', 10, 64), 64) // no float noise
-			ticks[i].Label = strconv.FormatFloat(rounded, 'f', -1, 64)
+	if !(hi > lo) || math.IsInf(hi-lo, 0) {
+		return plot.DefaultTicks{}.Ticks(lo, hi)
+	}
+	step := roundStep((hi - lo) / 5)
+	var ticks []plot.Tick
+	for k := math.Ceil(lo / step * 2); k/2*step <= hi*(1+1e-12); k++ {
+		v := k / 2 * step
+		tick := plot.Tick{Value: v}
+		if math.Mod(k, 2) == 0 {
+			rounded, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 10, 64), 64) // no float noise
+			tick.Label = strconv.FormatFloat(rounded, 'f', -1, 64)
 		}
+		ticks = append(ticks, tick)
 	}
 	return ticks
+}
+
+// roundStep is the smallest of 1, 2, 2.5 and 5 times a power of ten at
+// or above span.
+func roundStep(span float64) float64 {
+	power := math.Pow(10, math.Floor(math.Log10(span)))
+	for _, m := range []float64{1, 2, 2.5, 5, 10} {
+		if m*power >= span*(1-1e-12) {
+			return m * power
+		}
+	}
+	return 10 * power
 }
 
 // LogX puts the plot's x axis on a log scale.
@@ -131,13 +153,40 @@ func LinePlot(title, xLabel, yLabel string, series []Series) (*Chart, error) {
 		}
 		line.Color, points.Color = Colour(i), Colour(i)
 		line.Width, points.Shape = vg.Points(1.5), plotutil.Shape(i)
-		if len(pts) > maxMarkedPoints { // a curve, not measured points
+		line.Dashes = plotutil.Dashes(i) // lines that coincide stay apart
+		if len(pts) > maxMarkedPoints {  // a curve, not measured points
 			p.Add(line)
 			p.Legend.Add(s.Name, line)
 			continue
 		}
 		p.Add(line, points)
 		p.Legend.Add(s.Name, line, points)
+	}
+	return p, nil
+}
+
+// PointPlot draws each series as points alone, each series shifted a
+// little sideways so that points of equal value stay apart: for a
+// categorical x axis (NominalX), whose positions no line should join.
+func PointPlot(title, xLabel, yLabel string, series []Series) (*Chart, error) {
+	p := &Chart{Plot: newPlot(title, xLabel, yLabel), data: [][]string{{"series", xLabel, yLabel}}, columns: []string{"series", "x", "y"}}
+	for i, s := range series {
+		if len(s.X) != len(s.Y) {
+			return nil, fmt.Errorf("plot %q: series %q has %d x and %d y values", title, s.Name, len(s.X), len(s.Y))
+		}
+		shift := 0.08 * (float64(i) - float64(len(series)-1)/2)
+		pts := make(plotter.XYs, len(s.X))
+		for j := range pts {
+			pts[j] = plotter.XY{X: s.X[j] + shift, Y: s.Y[j]}
+			p.row(s.Name, num(s.X[j]), num(s.Y[j]))
+		}
+		points, err := plotter.NewScatter(pts)
+		if err != nil {
+			return nil, fmt.Errorf("plot %q: series %q: %w", title, s.Name, err)
+		}
+		points.Color, points.Shape, points.Radius = Colour(i), plotutil.Shape(i), vg.Points(4)
+		p.Add(points)
+		p.Legend.Add(s.Name, points)
 	}
 	return p, nil
 }
@@ -188,7 +237,33 @@ func StackedBars(title, yLabel string, categories, parts []string, values [][]fl
 		}
 		top = max(top, sum)
 	}
-	p.Y.Min, p.Y.Max = 0, top*(1+0.1*float64(len(parts))) // room for the legend above the bars
+	p.Y.Min, p.Y.Max = 0, top*1.05
+	return p, nil
+}
+
+// GroupedBars draws one group of bars per category, side by side, one
+// colour per group member: values[g][i] is member g of category i (the
+// same quantity measured two ways, which do not add up).
+func GroupedBars(title, yLabel string, categories, members []string, values [][]float64) (*Chart, error) {
+	p := &Chart{Plot: newPlot(title, "", yLabel), data: [][]string{{"member", "category", yLabel}}, columns: []string{"member", "category", "y"}}
+	width := vg.Points(24)
+	top := 0.0
+	for g, member := range members {
+		bars, err := plotter.NewBarChart(plotter.Values(values[g]), width)
+		if err != nil {
+			return nil, fmt.Errorf("plot %q: %q: %w", title, member, err)
+		}
+		for i, c := range categories {
+			p.row(member, c, num(values[g][i]))
+			top = max(top, values[g][i])
+		}
+		bars.Color, bars.LineStyle.Width = Colour(g), 0
+		bars.Offset = vg.Length(float64(g)-float64(len(members)-1)/2) * width
+		p.Add(bars)
+		p.Legend.Add(member, bars)
+	}
+	p.NominalX(categories...)
+	p.Y.Min, p.Y.Max = 0, top*1.05
 	return p, nil
 }
 
@@ -235,8 +310,7 @@ func Timeline(title, xLabel string, lanes []string, intervals []Interval, xMax f
 		ticks[i] = plot.Tick{Value: float64(len(lanes) - 1 - i), Label: name}
 	}
 	p.Y.Tick.Marker = plot.ConstantTicks(ticks)
-	// the legend sits above the lanes: about 0.4 lane per entry
-	p.Y.Min, p.Y.Max = -0.7, float64(len(lanes))-0.3+0.4*float64(len(labels))
+	p.Y.Min, p.Y.Max = -0.7, float64(len(lanes))-0.3
 	return p, nil
 }
 
@@ -254,16 +328,7 @@ func SavePlot(p *Chart, dir, name string) error {
 	if err := WriteCSV(filepath.Join(dir, name+".csv"), p.data); err != nil {
 		return err
 	}
-	for _, ext := range []string{".png", ".svg"} {
-		c, err := p.WriterTo(8*vg.Inch, 4.5*vg.Inch, ext[1:])
-		if err != nil {
-			return err
-		}
-		if err := writeCanvas(c, filepath.Join(dir, name+ext)); err != nil {
-			return err
-		}
-	}
-	return nil
+	return saveImages([]*Chart{p}, dir, name, 4.5)
 }
 
 // SavePanels stacks plots top to bottom, each panelInches high, their
@@ -274,13 +339,13 @@ func SavePanels(plots []*Chart, dir, name string, panelInches float64) error {
 	if err := WriteCSV(filepath.Join(dir, name+".csv"), panelData(plots)); err != nil {
 		return err
 	}
+	return saveImages(plots, dir, name, panelInches)
+}
+
+// saveImages draws the panels as dir/name.png and dir/name.svg, 8 inches
+// wide and panelInches high each.
+func saveImages(plots []*Chart, dir, name string, panelInches float64) error {
 	w, h := 8*vg.Inch, vg.Length(float64(len(plots))*panelInches)*vg.Inch
-	grid := make([][]*plot.Plot, len(plots))
-	for i, p := range plots {
-		grid[i] = []*plot.Plot{p.Plot}
-	}
-	tiles := draw.Tiles{Rows: len(plots), Cols: 1, PadY: vg.Millimeter * 2, PadTop: vg.Millimeter, PadBottom: vg.Millimeter,
-		PadLeft: vg.Millimeter, PadRight: vg.Millimeter * 3}
 	for _, ext := range []string{".png", ".svg"} {
 		var c vg.CanvasWriterTo
 		if ext == ".png" {
@@ -288,16 +353,48 @@ func SavePanels(plots []*Chart, dir, name string, panelInches float64) error {
 		} else {
 			c = vgsvg.New(w, h)
 		}
-		canvases := plot.Align(grid, tiles, draw.New(c))
-		for i, p := range plots {
-			p.Draw(canvases[i][0])
-		}
+		drawPanels(draw.New(c), plots)
 		if err := writeCanvas(c, filepath.Join(dir, name+ext)); err != nil {
 			return err
 		}
 	}
 	return nil
 }
+
+// drawPanels draws the plots top to bottom on c, their axes aligned, and
+// each one's legend in a strip at the right beside its panel, under its
+// title: a legend never covers the data.
+func drawPanels(c draw.Canvas, plots []*Chart) {
+	strip := vg.Length(0)
+	for _, p := range plots {
+		if w := p.Legend.Rectangle(c).Size().X; w > 0 {
+			strip = max(strip, w+legendGap)
+		}
+	}
+	grid := make([][]*plot.Plot, len(plots))
+	for i, p := range plots {
+		grid[i] = []*plot.Plot{p.Plot}
+	}
+	tiles := draw.Tiles{Rows: len(plots), Cols: 1, PadY: vg.Millimeter * 2, PadTop: vg.Millimeter, PadBottom: vg.Millimeter,
+		PadLeft: vg.Millimeter, PadRight: vg.Millimeter * 3}
+	canvases := plot.Align(grid, tiles, draw.Crop(c, 0, -strip, 0, 0))
+	for i, p := range plots {
+		legend := p.Legend
+		p.Legend = plot.NewLegend()
+		p.Draw(canvases[i][0])
+		p.Legend = legend
+		area := canvases[i][0]
+		area.Min.X, area.Max.X = area.Max.X+legendGap, c.Max.X
+		if p.Title.Text != "" {
+			area.Max.Y -= p.Title.TextStyle.Rectangle(p.Title.Text).Size().Y + p.Title.Padding
+		}
+		legend.Top, legend.Left = true, true
+		legend.Draw(area)
+	}
+}
+
+// legendGap is the space between a panel and its legend.
+const legendGap = 3 * vg.Millimeter
 
 // panelData is the panels' values in one table: a first column naming the
 // panel (its y axis's label, with its unit, or its title where it has

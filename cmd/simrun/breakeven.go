@@ -279,13 +279,13 @@ func (m breakEvenMap) pathPlot(sc string, history int64) (string, string, *repor
 		}
 		series = append(series, s)
 	}
-	p, err := reports.LinePlot(title(fmt.Sprintf("TTFT of a resumed turn of %d tokens, by read path", m.histories[k]), sc),
+	p, err := reports.PointPlot(title(fmt.Sprintf("TTFT of a resumed turn of %d tokens, by read path", m.histories[k]), sc),
 		"where the stored KV is read from", "TTFT of the resumed turn (ms)", series)
 	if err != nil {
 		return "", "", nil, err
 	}
 	p.NominalX(m.paths...)
-	p.Y.Min, p.Y.Max = 0, max(1.5*m.ttft[0][0][k], 1.1*top) // room for the legend above recompute's line
+	p.Y.Min, p.Y.Max = 0, 1.05*top
 	best, bestPath := math.Inf(1), ""
 	for p := range m.paths {
 		for d := 1; d < len(studyDesigns); d++ {

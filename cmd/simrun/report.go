@@ -40,8 +40,9 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "simrun report: %v\n", err)
 		return 2
 	}
-	page := reports.Page{Title: "kvcosim sweep: " + strings.Join(m.Keys, " x "), Subtitle: fmt.Sprintf("%d points; %s", m.Points, m.Scenario),
-		Version: version(), Warnings: sweepWarnings(m.Keys, rows), Headline: rows, Files: []string{"sweep.csv", "sweep.json"}}
+	page := reports.Page{Title: "kvcosim sweep: " + strings.Join(m.Keys, " x "),
+		Subtitle: fmt.Sprintf("%d points; the base scenario: %s (%s take the values in the table)", m.Points, m.Scenario, strings.Join(m.Keys, ", ")),
+		Version:  version(), Warnings: sweepWarnings(m.Keys, rows), Headline: readableTable(rows, len(m.Keys)), Files: []string{"sweep.csv", "sweep.json"}}
 	for _, metric := range sweepMetrics {
 		p, err := sweepPlot(m.Keys, m.Scenario, rows, metric.column, metric.label)
 		if err != nil {
@@ -66,6 +67,46 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "report: %s\n", filepath.Join(*in, "report.html"))
 	return 0
+}
+
+// readableTable is sweep.csv as the page shows it: the point and the grid's
+// values as they are, every figure with the digits it needs (bytes in GB);
+// sweep.csv keeps them all.
+func readableTable(rows [][]string, keys int) [][]string {
+	out := [][]string{slices.Clone(rows[0])}
+	for c, h := range out[0] {
+		if name, ok := strings.CutSuffix(h, "_bytes"); ok && c > keys {
+			out[0][c] = name + " (GB)"
+		}
+	}
+	for _, r := range rows[1:] {
+		row := slices.Clone(r)
+		for c := 1 + keys; c < len(row); c++ {
+			if v, err := strconv.ParseFloat(row[c], 64); err == nil {
+				if strings.HasSuffix(rows[0][c], "_bytes") {
+					v /= 1e9
+				}
+				row[c] = readableNumber(v)
+			}
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+// readableNumber writes v with about four significant digits, whole
+// numbers whole.
+func readableNumber(v float64) string {
+	switch a := math.Abs(v); {
+	case v == math.Trunc(v) && a < 1e15:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case a >= 100:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	case a >= 1:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	default:
+		return strconv.FormatFloat(v, 'g', 3, 64)
+	}
 }
 
 // sweepWarnings names the points whose runs were saturated (none in a
@@ -123,6 +164,9 @@ func sweepPlot(keys []string, scenarioLine string, rows [][]string, column, labe
 	if err != nil {
 		return nil, err
 	}
+	if ys := p.Data()[1:]; flatFromZero(ys) {
+		p.Y.Min = 0 // a spread of a few hundredths of the values is no change: do not zoom into it
+	}
 	if !numeric {
 		p.NominalX(xs...)
 		return p, nil
@@ -132,6 +176,20 @@ func sweepPlot(keys []string, scenarioLine string, rows [][]string, column, labe
 		p.X.Label.Text += ", log scale"
 	}
 	return p, nil
+}
+
+// flatFromZero reports whether the rows' values (their last column) are
+// positive and within 5 % of one another.
+func flatFromZero(rows [][]string) bool {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, r := range rows {
+		v, err := strconv.ParseFloat(r[len(r)-1], 64)
+		if err != nil || !(v > 0) {
+			return false
+		}
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	return hi-lo <= 0.05*hi
 }
 
 // axisValues maps a key's values to x: their numbers (sizes in GB), or

@@ -109,7 +109,7 @@ func assertPlotDataMatchesTheRuns(t *testing.T, out, html string) {
 		for _, tier := range sum.Tiers {
 			dwpd = max(dwpd, tier.DriveWritesPerDay)
 		}
-		assert.InDelta(t, dwpd, at("endurance", "", "drive writes per day", design+" full"), 1e-9, design)
+		assert.InDelta(t, dwpd, at("endurance", "", "full exports", design), 1e-9, design)
 	}
 }
 

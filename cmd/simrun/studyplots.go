@@ -516,23 +516,21 @@ func peakStoredGB(fpgaRun pointResult) float64 {
 // endurancePlot is each storing design's drive writes per day, with full
 // and with delta exports, against the drives' rating.
 func (st *study) endurancePlot(sc string) (string, string, *reports.Chart, error) {
-	var categories []string
-	var values []float64
+	categories := studyDesigns[1:]
+	modes := []string{"full exports", "delta exports"}
+	values := [][]float64{make([]float64, len(categories)), make([]float64, len(categories))}
 	worst, worstName, rated := 0.0, "", 0.0
 	for d := 1; d < len(studyDesigns); d++ {
-		for _, r := range []struct {
-			mode string
-			sum  *reports.Summary
-		}{{"full", &st.designs[d].sum}, {"delta", &st.results[st.plan.delta[d-1]].sum}} {
-			perDay, r0, _ := driveWrites(r.sum)
-			categories, values = append(categories, studyDesigns[d]+"\n"+r.mode), append(values, perDay)
+		for m, sum := range []*reports.Summary{&st.designs[d].sum, &st.results[st.plan.delta[d-1]].sum} {
+			perDay, r0, _ := driveWrites(sum)
+			values[m][d-1] = perDay
 			if perDay > worst {
-				worst, worstName = perDay, studyDesigns[d]+" with "+r.mode+" exports"
+				worst, worstName = perDay, studyDesigns[d]+" with "+modes[m]
 			}
 			rated = max(rated, r0)
 		}
 	}
-	p, err := reports.StackedBars(title("Drive writes per day, by design and export mode", sc), "drive writes per day (per drive)", categories, []string{"drive writes per day"}, [][]float64{values})
+	p, err := reports.GroupedBars(title("Drive writes per day, by design and export mode", sc), "drive writes per day (per drive)", categories, modes, values)
 	if err == nil && rated > 0 {
 		p.Y.Max = max(p.Y.Max, 1.2*rated)
 		err = reports.HLine(p, fmt.Sprintf("rated: %g a day", rated), rated, -0.5, float64(len(categories))-0.5)

@@ -336,3 +336,32 @@ func TestProgressLinesHaveTimes(t *testing.T) {
 		assert.Regexp(t, fmt.Sprintf(`^run %d/3 done, [0-9.mhs]+ elapsed, about [0-9.mhs]+ left$`, i+1), l)
 	}
 }
+
+// The sweep report's table: the grid's values as they are, figures with
+// the digits they need, bytes in GB; sweep.csv keeps every digit.
+func TestSweepTableIsReadable(t *testing.T) {
+	rows := [][]string{
+		{"point", "storage.capacity", "ttft_ms_p50", "storage_read_bytes", "hit_ratio_tokens", "requests_completed"},
+		{"0", "800000000000", "172.075536", "800000000000", "0.236412", "1450"},
+		{"1", "2TB", "3.141593", "1234567890", "0.000012", "7"},
+	}
+	assert.Equal(t, [][]string{
+		{"point", "storage.capacity", "ttft_ms_p50", "storage_read (GB)", "hit_ratio_tokens", "requests_completed"},
+		{"0", "800000000000", "172.1", "800", "0.236", "1450"},
+		{"1", "2TB", "3.14", "1.23", "1.2e-05", "7"},
+	}, readableTable(rows, 1))
+	for _, c := range []struct {
+		ys   []string
+		flat bool
+	}{
+		{[]string{"100.000008", "100.000000"}, true},
+		{[]string{"100", "106"}, false},
+		{[]string{"0", "0"}, false},
+	} {
+		var rows [][]string
+		for _, y := range c.ys {
+			rows = append(rows, []string{"s", "x", y})
+		}
+		assert.Equal(t, c.flat, flatFromZero(rows), "%v", c.ys)
+	}
+}
