@@ -154,8 +154,8 @@ func warnSaturated(w io.Writer, who string, s *reports.Summary) {
 func printSummary(w io.Writer, s *reports.Summary) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "design\t%s\n", s.Design)
-	fmt.Fprintf(tw, "requests\t%d completed of %d sessions (%d rejected, %d of them past the context window; %d truncated to fit it)\n",
-		s.RequestsCompleted, s.Sessions, s.RequestsRejected, s.RequestsContextRejected, s.RequestsTruncated)
+	fmt.Fprintf(tw, "requests\t%d completed, %d rejected (%d of them past the context window), %d truncated to fit it; %d sessions\n",
+		s.RequestsCompleted, s.RequestsRejected, s.RequestsContextRejected, s.RequestsTruncated, s.Sessions)
 	fmt.Fprintf(tw, "TTFT ms\tmean %.1f  p50 %.1f  p90 %.1f  p99 %.1f\n", s.TTFTms.Mean, s.TTFTms.P50, s.TTFTms.P90, s.TTFTms.P99)
 	fmt.Fprintf(tw, "TPOT ms\tmean %.2f  p50 %.2f  p99 %.2f\n", s.TPOTms.Mean, s.TPOTms.P50, s.TPOTms.P99)
 	fmt.Fprintf(tw, "prefill tokens\t%d computed, %d reused from the store, %d resident (hit ratio %.3f)\n",
