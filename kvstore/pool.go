@@ -53,6 +53,9 @@ type TierStats struct {
 	// Evictions count objects dropped for good (the last tier's, or one
 	// larger than every tier below).
 	Evictions int64
+	// Expirations count objects the tier deleted for their TTL (its
+	// directory's count).
+	Expirations int64
 	// BytesWritten counts the bytes the pool wrote into the tier: saves
 	// and moves in (what its device must see written).
 	BytesWritten int64
@@ -117,9 +120,11 @@ func (p *Pool) Tier(i int) *Directory { return p.tiers[i] }
 func (p *Pool) Name(i int) string { return p.names[i] }
 
 // Stats returns tier i's counts; the last tier's evictions are its
-// directory's (it has nowhere to demote to).
+// directory's (it has nowhere to demote to), and every tier's expirations
+// are its directory's.
 func (p *Pool) Stats(i int) TierStats {
 	st := p.stats[i]
+	st.Expirations = p.tiers[i].Stats().Expirations
 	if i == len(p.tiers)-1 {
 		st.Evictions += p.tiers[i].Stats().Evictions
 	}

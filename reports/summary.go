@@ -93,7 +93,8 @@ func (s *Summary) WriteJSON(w io.Writer) error {
 // TierSummary is one storage tier's figures in a run: its device and
 // capacity, the lookups it answered, the bytes its device read and wrote,
 // the objects moved into and out of it (demoted down a tier, promoted to
-// the top), those dropped for good, and what it holds at the end.
+// the top), those dropped for good, those its TTL deleted, and what it
+// holds at the end.
 type TierSummary struct {
 	Name          string `json:"name"`
 	Device        string `json:"device"`
@@ -106,6 +107,7 @@ type TierSummary struct {
 	DemotedOut    int64  `json:"demoted_out"`
 	Promoted      int64  `json:"promoted"`
 	Evictions     int64  `json:"evictions"`
+	Expirations   int64  `json:"expirations"`
 	Objects       int64  `json:"objects"`
 	HeldBytes     int64  `json:"held_bytes"`
 	// Drives, DriveBytesPerDay, DriveWritesPerDay and RatedDWPD are for a

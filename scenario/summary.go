@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"github.com/kvcosim/kvcosim/hostcpu"
+	"github.com/kvcosim/kvcosim/kvstore"
 	"github.com/kvcosim/kvcosim/memory"
 	"github.com/kvcosim/kvcosim/reports"
 	"github.com/kvcosim/kvcosim/sim"
@@ -155,7 +156,8 @@ func (r *Run) fillComponents(s *reports.Summary, now sim.Time) {
 	s.Tiers = r.tierSummaries(now)
 	if r.dir != nil {
 		st := r.dir.Stats()
-		s.Evictions["store"], s.Evictions["store_expired"] = r.poolEvictions(), st.Expirations
+		s.Evictions["store"], s.Evictions["store_expired"] = r.poolTotal(func(t kvstore.TierStats) int64 { return t.Evictions }),
+			r.poolTotal(func(t kvstore.TierStats) int64 { return t.Expirations })
 		s.InvariantChecks = st.Checks
 		f1, f2 := r.dir.FIFOLevels()
 		s.Store["links"], s.Store["fifo1_regions"], s.Store["fifo2_regions"] = int64(r.dir.Links()), int64(f1), int64(f2)
@@ -176,7 +178,7 @@ func (r *Run) tierSummaries(now sim.Time) []reports.TierSummary {
 		t := reports.TierSummary{Name: r.pool.Name(i), Device: r.l.resolved.tierDevices[i],
 			CapacityBytes: int64(dir.Regions()) * dir.Config().RegionBytes, Hits: dir.Stats().Hits, Lookups: dir.Stats().Lookups,
 			BytesRead: dev.BytesRead, BytesWritten: dev.BytesWritten, DemotedIn: st.DemotedIn, DemotedOut: st.DemotedOut,
-			Promoted: st.Promoted, Evictions: st.Evictions, Objects: int64(dir.Links()), HeldBytes: dir.HeldBytes()}
+			Promoted: st.Promoted, Evictions: st.Evictions, Expirations: st.Expirations, Objects: int64(dir.Links()), HeldBytes: dir.HeldBytes()}
 		if drive, drives, ok := r.tierDrives(i); ok {
 			t.Drives, t.RatedDWPD = drives, drive.RatedDWPD
 			if now > 0 {
@@ -207,12 +209,13 @@ func (r *Run) tierDrives(i int) (memory.SSDConfig, int, bool) {
 	return cfg, drives, err == nil
 }
 
-// poolEvictions counts objects the pool dropped for good, in every tier
-// (a demotion is not an eviction).
-func (r *Run) poolEvictions() int64 {
+// poolTotal sums one of the tiers' counts over every tier: the objects
+// the pool dropped for good (a demotion is not an eviction), or those the
+// TTL deleted (until 2026-11-27 store_expired read the top tier's alone).
+func (r *Run) poolTotal(count func(kvstore.TierStats) int64) int64 {
 	var n int64
 	for i := range r.pool.Tiers() {
-		n += r.pool.Stats(i).Evictions
+		n += count(r.pool.Stats(i))
 	}
 	return n
 }
