@@ -314,3 +314,24 @@ func TestRetainOffDropsEveryTurnsKV(t *testing.T) {
 	_, err := Load("", []string{"accelerator.retain=maybe"})
 	assert.ErrorContains(t, err, `key accelerator.retain: "maybe" is not allowed (allowed: on, off)`)
 }
+
+// TestFullPrefixHitComputesTheLastToken: a request whose whole prompt is
+// stored reuses all but its last token and computes that one, as vLLM
+// does (the first logits need it), so that every request's reused,
+// resident and computed tokens add up to its prompt. The full hit
+// recorded the whole prompt reused and one token computed, a token counted
+// twice (145 rows of the Mooncake synthetic replay).
+func TestFullPrefixHitComputesTheLastToken(t *testing.T) {
+	path := writeTrace(t, tinyMooncake+`{"timestamp": 6000, "input_length": 1024, "output_length": 4, "hash_ids": [0, 1]}`+"\n")
+	res := simulate(t, "workload.kind=mooncake", "workload.path="+path, "fpga.hashing=block", "storage.capacity=unlimited")
+	records := res.Run.sys.Records()
+	require.Len(t, records, 4)
+	for _, r := range records {
+		assert.Equal(t, r.PromptTokens, r.ReusedTokens+r.ResidentTokens+r.ComputedTokens, "request %d", r.ID)
+	}
+	full := records[3]
+	assert.Equal(t, int64(1023), full.ReusedTokens, "the whole prompt less its last token")
+	assert.Equal(t, int64(1), full.ComputedTokens)
+	s := res.Summary()
+	assert.Equal(t, s.PromptTokens, s.PrefillTokensReused+s.PrefillTokensResident+s.PrefillTokensComputed)
+}
