@@ -58,8 +58,9 @@ type Summary struct {
 	TPOTms    Percentiles `json:"tpot_ms"`
 	E2Ems     Percentiles `json:"e2e_ms"`
 	// ResumedTTFTms and KVWaitMs are over the resumed turns whose KV was
-	// no longer on the accelerator (looked up, or recomputed): their TTFT,
-	// and their wait for the KV.
+	// no longer on the accelerator (looked up, or recomputed) and the
+	// requests whose lookup hit the store (a one-turn trace's first turns
+	// among them): their TTFT, and their wait for the KV.
 	ResumedTTFTms         Percentiles        `json:"resumed_ttft_ms"`
 	KVWaitMs              Percentiles        `json:"kv_wait_ms"`
 	ThroughputTokensPerS  float64            `json:"throughput_tokens_per_s"`

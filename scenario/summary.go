@@ -43,7 +43,7 @@ func (res *Result) Summary() reports.Summary {
 		s.RequestsCompleted++
 		ttft, e2e = append(ttft, ms(rec.TTFT)), append(e2e, ms(rec.E2E))
 		served = append(served, reports.Served{ArrivalMs: ms(rec.Arrival), TTFTms: ms(rec.TTFT), FirstTurn: rec.Turn == 0})
-		if rec.Decision == hostcpu.Query || rec.Decision == hostcpu.Recomputed {
+		if resumedTurn(rec) {
 			resumed, kvWait = append(resumed, ms(rec.TTFT)), append(kvWait, ms(rec.KVWait))
 		}
 		if rec.OutputTokens > 1 {
@@ -98,6 +98,16 @@ func (res *Result) Summary() reports.Summary {
 			"unreadable": f.Unreadable, "faults_injected": f.Injected}
 	}
 	return s
+}
+
+// resumedTurn reports whether a request continues a context that was not
+// on the accelerator: a later turn looked up or recomputed, or any request
+// whose lookup hit the store, a first one included (a block-keyed trace's
+// request reusing a prefix another stored). In a one-turn trace the hits
+// are its resumed requests: until 2026-11-27 they were left out, and a
+// Mooncake replay summarised no wait for KV at all.
+func resumedTurn(rec hostcpu.Record) bool {
+	return rec.Decision == hostcpu.Query || rec.Decision == hostcpu.Recomputed || rec.Hit
 }
 
 // end is the run's simulated end: its last event, or the last write
