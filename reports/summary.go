@@ -75,7 +75,8 @@ type Summary struct {
 	Evictions             map[string]int64   `json:"evictions"`
 	InvariantChecks       int64              `json:"invariant_checks"`
 	// Conservation holds the counts the run checked add up: requests and
-	// their claim-2 decisions, queries and their hits and misses.
+	// their claim-2 decisions, queries and their hits and misses, exports
+	// started and those ended or dropped.
 	Conservation map[string]int64 `json:"conservation"`
 	Store        map[string]int64 `json:"store"`
 	// Tiers are the storage pool's tiers, fastest first (storing designs).

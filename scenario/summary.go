@@ -90,7 +90,8 @@ func (res *Result) Summary() reports.Summary {
 	}
 	k := res.Counted
 	s.Conservation = map[string]int64{"requests": k.Requests, "decided": k.Decided, "queries": k.Queries,
-		"hits": k.Hits, "misses": k.Misses}
+		"hits": k.Hits, "misses": k.Misses, "exports_started": k.ExportsStarted, "exports_ended": k.ExportsEnded,
+		"exports_dropped": k.ExportsDropped}
 	r.fillComponents(&s, now)
 	if r.l.resolved.functional != nil {
 		f := r.sys.FunctionalCounts()
