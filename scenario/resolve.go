@@ -624,7 +624,7 @@ func (r *resolver) resolveWorkload(sc *Scenario, out *resolved) {
 	c := workloads.DefaultSynthetic()
 	c.Sessions, c.SessionRatePerS, c.TurnsMean = w.Sessions, w.SessionRatePerS, w.TurnsMean
 	if w.MemoryLimitGiB != 0 { // 0: the default
-		r.floatIn("workload.memory_limit_gib", w.MemoryLimitGiB, 1, 1<<20)
+		r.floatIn("workload.memory_limit_gib", w.MemoryLimitGiB, 1, workloads.MaxMemoryLimitGiB)
 	}
 	c.MemoryLimitBytes = int64(w.MemoryLimitGiB * (1 << 30))
 	c.SystemPromptTokens, c.InterruptProbability = w.SystemPromptTokens, w.InterruptProbability
