@@ -457,3 +457,36 @@ func TestSyncSaveHoldsNoAsyncBuffer(t *testing.T) {
 		})
 	}
 }
+
+// TestDeltaExportsInClaim9AreWarned: a delta of a patent key in the
+// claim-9 layout is a write in every V column of every layer (81,920 an
+// export); it runs, right but hundreds of times slower than full exports,
+// and the loaded scenario says so, pointing at the layer-major layout.
+// Nothing else is warned of.
+func TestDeltaExportsInClaim9AreWarned(t *testing.T) {
+	for _, c := range []struct {
+		sets []string
+		warn bool
+	}{
+		{[]string{"fpga.export_mode=delta"}, true},
+		{[]string{"fpga.export_mode=delta", "system.design=cpu"}, true},
+		{[]string{"fpga.export_mode=delta", "fpga.layout=layer-major"}, false},
+		{[]string{"fpga.export_mode=delta", "fpga.hashing=block"}, false},
+		{[]string{"fpga.export_mode=delta", "system.design=recompute"}, false},
+		{nil, false},
+	} {
+		t.Run(strings.Join(c.sets, ","), func(t *testing.T) {
+			l, err := Load("", c.sets)
+			require.NoError(t, err)
+			if !c.warn {
+				assert.Empty(t, l.Warnings())
+				return
+			}
+			require.Len(t, l.Warnings(), 1)
+			w := l.Warnings()[0]
+			assert.Contains(t, w, "--set fpga.export_mode=delta: key fpga.export_mode: delta exports in the claim9 layout")
+			assert.Contains(t, w, "81920 writes an export (80 layers x V width 1024)")
+			assert.Contains(t, w, "fpga.layout=layer-major")
+		})
+	}
+}
