@@ -6,19 +6,24 @@ import (
 )
 
 // Conservation is a run's count check: every request's claim-2 outcome is
-// counted exactly once, and every store query ends a hit or a miss, as
-// the records and the counters both tell it.
+// counted exactly once, every store query ends a hit or a miss, as the
+// records and the counters both tell it, and every export started ends or
+// is dropped.
 type Conservation struct {
 	Requests, Decided     int64
 	Queries, Hits, Misses int64
+	// ExportsStarted = ExportsEnded (stored or failed) + ExportsDropped
+	ExportsStarted, ExportsEnded, ExportsDropped int64
 }
 
 // Conservation counts the run's outcomes from the records and the
-// counters and returns an error naming every count that does not add up.
-// It holds only once every request has ended.
+// counters and returns an error naming every count that does not add up
+// and everything the run still holds (leftovers). It holds only once
+// every request has ended.
 func (s *System) Conservation() (Conservation, error) {
 	c := Conservation{Requests: int64(len(s.records)), Queries: s.counts.Queries,
-		Hits: s.counts.QueryHits, Misses: s.counts.QueryMiss}
+		Hits: s.counts.QueryHits, Misses: s.counts.QueryMiss,
+		ExportsStarted: s.counts.ExportsStarted, ExportsEnded: s.counts.Exports, ExportsDropped: s.counts.ExportsDropped}
 	if err := s.stalled(); err != nil {
 		return c, err
 	}
@@ -64,6 +69,7 @@ func (s *System) Conservation() (Conservation, error) {
 	if s.closed != nil && s.closed.inFlight != 0 {
 		faults = append(faults, fmt.Sprintf("%d closed-loop slots still held when every request has ended", s.closed.inFlight))
 	}
+	faults = append(append(faults, s.exportFaults()...), s.leftovers()...)
 	if len(faults) > 0 {
 		return c, fmt.Errorf("hostcpu: at %v: counts not conserved: %s", s.eng.Now(), strings.Join(faults, "; "))
 	}

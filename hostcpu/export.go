@@ -42,6 +42,7 @@ func (s *System) startExport(sess *session, node int, record int) {
 		return
 	}
 	sess.exporting = true
+	s.counts.ExportsStarted++
 	t := exportTask{sess: sess, node: node, record: record, started: s.eng.Now(), kv: sess.kv, ids: sess.history,
 		tokens: sess.historyLen, cut: sess.cut}
 	newTokens := sess.historyLen - sess.storedTokens
@@ -70,7 +71,9 @@ func (s *System) startExport(sess *session, node int, record int) {
 		s.blocked.Push(s.exports.Put(t))
 		return
 	}
-	s.buffered += t.bytes
+	if s.cfg.Mech.Save == SaveAsync { // a synchronous save holds no buffer (its count grew for ever)
+		s.buffered += t.bytes
+	}
 	s.exportStep(s.exports.Put(t))
 }
 

@@ -83,9 +83,11 @@ type Counts struct {
 	// each was used (its turn's load) or wasted (the turn found another
 	// version, on another node, or none)
 	Preloads, PreloadUsed, PreloadWasted int64
-	// ExportsBlocked waited for room in the asynchronous exports' buffer;
-	// ExportsDropped found it full and were not stored.
-	ExportsBlocked, ExportsDropped int64
+	// ExportsStarted counts exports begun; each ends (Exports, failed ones
+	// among them) or is dropped. ExportsBlocked waited for room in the
+	// asynchronous exports' buffer; ExportsDropped found it full and were
+	// not stored.
+	ExportsStarted, ExportsBlocked, ExportsDropped int64
 	// Truncated requests lost their oldest tokens to the context window;
 	// ContextRejected passed it and were refused (also in Rejected).
 	Truncated, ContextRejected int64

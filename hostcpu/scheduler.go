@@ -86,11 +86,9 @@ func (s *System) admit(n *nodeState) {
 		r.rec.Queue += now - r.stageStart
 		s.span(n.index, PartAccel, TaskQueue, "", r.sess.id, r.rec.Turn, r.stageStart, 0)
 		r.admitted = now
+		computeLastToken(&r.rec)
 		r.context = r.rec.ReusedTokens + r.rec.ResidentTokens
 		r.prefillLeft = r.rec.PromptTokens - r.context
-		if r.prefillLeft < 1 { // the last prompt token is computed for the first logits
-			r.context, r.prefillLeft = r.rec.PromptTokens-1, 1
-		}
 		r.rec.ComputedTokens = r.prefillLeft
 		r.outputLeft = r.rec.OutputTokens
 		n.running = append(n.running, slot)
@@ -101,6 +99,22 @@ func (s *System) admit(n *nodeState) {
 			s.startGeneration(r)
 		}
 	}
+}
+
+// computeLastToken leaves the last prompt token to be computed when the
+// KV at hand covers the whole prompt: the first logits need it. As vLLM
+// caps a prefix hit at the prompt less one token, the tokens past that
+// come off the reused ones, then the resident ones, so that reused,
+// resident and computed tokens add up to the prompt (until 2026-11-27 a
+// full hit counted the last token both reused and computed).
+func computeLastToken(rec *Record) {
+	over := rec.ReusedTokens + rec.ResidentTokens - (rec.PromptTokens - 1)
+	if over <= 0 {
+		return
+	}
+	fromReused := min(over, rec.ReusedTokens)
+	rec.ReusedTokens -= fromReused
+	rec.ResidentTokens -= over - fromReused
 }
 
 // reject drops a request that could never fit the accelerator's memory.

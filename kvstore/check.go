@@ -10,12 +10,17 @@ import (
 // FIFO 2 or a live segment; each segment's reference count equals the links
 // whose object uses it; prev/next pointers agree and every link is
 // reachable from exactly the bucket of its hash; the number of links equals
-// the table's population. The error names the simulated time, the
-// operation and the region or link at fault.
+// the table's population, which is the links inserted less those
+// deleted, and each deletion is counted under one cause. The error names
+// the simulated time, the operation and the region or link at fault.
 func (d *Directory) Check(now sim.Time, op string) error {
 	d.stats.Checks++
 	fail := func(format string, args ...any) error {
 		return &InvariantError{fmt.Sprintf("fpga invariant violated at %v after %s: %s", now, op, fmt.Sprintf(format, args...))}
+	}
+	if st := d.stats; st.Inserts-st.Deletes != int64(d.live) || st.Deletes != st.Evictions+st.Expirations+st.Removals {
+		return fail("%d links inserted and %d deleted but %d live; the deletions are %d evictions + %d expirations + %d removals",
+			st.Inserts, st.Deletes, d.live, st.Evictions, st.Expirations, st.Removals)
 	}
 	where := make([]uint8, len(d.regionState)) // 0 unseen, 1+state seen
 	// see marks region r found in from (a FIFO, or segment seg when from

@@ -193,12 +193,15 @@ type Directory struct {
 	keep func(Key) bool
 }
 
-// DirectoryStats counts what the directory did.
+// DirectoryStats counts what the directory did. Every link deleted is
+// an eviction (to make room), an expiration (its TTL) or a removal (by
+// name: a superseded version, a block no session holds any more, a
+// Delete), and Check holds that ledger.
 type DirectoryStats struct {
-	Inserts, Deletes, Evictions, Expirations int64
-	Lookups, Hits, Hops                      int64
-	RegionsAllocated, RegionsFreed           int64
-	FromFIFO1, FromFIFO2                     int64
+	Inserts, Deletes, Evictions, Expirations, Removals int64
+	Lookups, Hits, Hops                                int64
+	RegionsAllocated, RegionsFreed                     int64
+	FromFIFO1, FromFIFO2                               int64
 	// Checks counts invariant checks run.
 	Checks int64
 }

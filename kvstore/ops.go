@@ -124,6 +124,7 @@ func (d *Directory) export(now sim.Time, k Key, prev *Key, from int64) (ExportRe
 	if d.cfg.DeleteSuperseded && prev != nil && *prev != k {
 		if pid, _ := d.find(*prev); pid != none {
 			d.deleteLink(now, pid)
+			d.stats.Removals++
 			res.Superseded = 1
 		}
 	}
@@ -182,6 +183,7 @@ func (d *Directory) Delete(now sim.Time, k Key) (bool, error) {
 	id, _ := d.find(k)
 	if id != none {
 		d.deleteLink(now, id)
+		d.stats.Removals++
 	}
 	return id != none, d.after(now, "delete")
 }
@@ -330,6 +332,7 @@ func (d *Directory) ReleaseBlocks(now sim.Time, keys []Key) error {
 		d.links.at(id).holders--
 		if d.links.at(id).holders <= 0 && d.cfg.DeleteSuperseded {
 			d.deleteLink(now, id)
+			d.stats.Removals++
 		}
 	}
 	return d.after(now, "release-blocks")

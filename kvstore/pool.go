@@ -53,6 +53,9 @@ type TierStats struct {
 	// Evictions count objects dropped for good (the last tier's, or one
 	// larger than every tier below).
 	Evictions int64
+	// Expirations count objects the tier deleted for their TTL (its
+	// directory's count).
+	Expirations int64
 	// BytesWritten counts the bytes the pool wrote into the tier: saves
 	// and moves in (what its device must see written).
 	BytesWritten int64
@@ -117,9 +120,11 @@ func (p *Pool) Tier(i int) *Directory { return p.tiers[i] }
 func (p *Pool) Name(i int) string { return p.names[i] }
 
 // Stats returns tier i's counts; the last tier's evictions are its
-// directory's (it has nowhere to demote to).
+// directory's (it has nowhere to demote to), and every tier's expirations
+// are its directory's.
 func (p *Pool) Stats(i int) TierStats {
 	st := p.stats[i]
+	st.Expirations = p.tiers[i].Stats().Expirations
 	if i == len(p.tiers)-1 {
 		st.Evictions += p.tiers[i].Stats().Evictions
 	}
@@ -421,13 +426,26 @@ func (p *Pool) saveBlocks(now sim.Time, o Object) (ExportResult, error) {
 }
 
 // Check runs every tier's invariant check (which finds a key held twice
-// in a tier) and checks that no key is in two tiers: each key of a tier is
-// looked up in the tiers after it.
+// in a tier, and holds its ledger of insertions, evictions, expirations
+// and removals), checks that every object a tier above the last evicted
+// was demoted or dropped and that the objects demoted out of tiers are
+// those demoted into them, and that no key is in two tiers: each key of a
+// tier is looked up in the tiers after it.
 func (p *Pool) Check(now sim.Time, op string) error {
+	var out, in int64
 	for i, d := range p.tiers {
 		if err := d.Check(now, op); err != nil {
 			return fmt.Errorf("tier %s: %w", p.names[i], err)
 		}
+		st := p.stats[i]
+		if evicted := d.Stats().Evictions; i < len(p.tiers)-1 && evicted != st.DemotedOut+st.Evictions {
+			return &InvariantError{fmt.Sprintf("pool invariant violated at %v after %s: tier %s evicted %d objects but demoted %d and dropped %d",
+				now, op, p.names[i], evicted, st.DemotedOut, st.Evictions)}
+		}
+		out, in = out+st.DemotedOut, in+st.DemotedIn
+	}
+	if out != in {
+		return &InvariantError{fmt.Sprintf("pool invariant violated at %v after %s: %d objects demoted out of tiers but %d into them", now, op, out, in)}
 	}
 	for i, d := range p.tiers[:len(p.tiers)-1] {
 		for _, head := range d.buckets {

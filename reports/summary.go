@@ -58,8 +58,9 @@ type Summary struct {
 	TPOTms    Percentiles `json:"tpot_ms"`
 	E2Ems     Percentiles `json:"e2e_ms"`
 	// ResumedTTFTms and KVWaitMs are over the resumed turns whose KV was
-	// no longer on the accelerator (looked up, or recomputed): their TTFT,
-	// and their wait for the KV.
+	// no longer on the accelerator (looked up, or recomputed) and the
+	// requests whose lookup hit the store (a one-turn trace's first turns
+	// among them): their TTFT, and their wait for the KV.
 	ResumedTTFTms         Percentiles        `json:"resumed_ttft_ms"`
 	KVWaitMs              Percentiles        `json:"kv_wait_ms"`
 	ThroughputTokensPerS  float64            `json:"throughput_tokens_per_s"`
@@ -74,7 +75,8 @@ type Summary struct {
 	Evictions             map[string]int64   `json:"evictions"`
 	InvariantChecks       int64              `json:"invariant_checks"`
 	// Conservation holds the counts the run checked add up: requests and
-	// their claim-2 decisions, queries and their hits and misses.
+	// their claim-2 decisions, queries and their hits and misses, exports
+	// started and those ended or dropped.
 	Conservation map[string]int64 `json:"conservation"`
 	Store        map[string]int64 `json:"store"`
 	// Tiers are the storage pool's tiers, fastest first (storing designs).
@@ -93,7 +95,8 @@ func (s *Summary) WriteJSON(w io.Writer) error {
 // TierSummary is one storage tier's figures in a run: its device and
 // capacity, the lookups it answered, the bytes its device read and wrote,
 // the objects moved into and out of it (demoted down a tier, promoted to
-// the top), those dropped for good, and what it holds at the end.
+// the top), those dropped for good, those its TTL deleted, and what it
+// holds at the end.
 type TierSummary struct {
 	Name          string `json:"name"`
 	Device        string `json:"device"`
@@ -106,6 +109,7 @@ type TierSummary struct {
 	DemotedOut    int64  `json:"demoted_out"`
 	Promoted      int64  `json:"promoted"`
 	Evictions     int64  `json:"evictions"`
+	Expirations   int64  `json:"expirations"`
 	Objects       int64  `json:"objects"`
 	HeldBytes     int64  `json:"held_bytes"`
 	// Drives, DriveBytesPerDay, DriveWritesPerDay and RatedDWPD are for a

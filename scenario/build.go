@@ -142,6 +142,11 @@ func Build(l *Loaded) (*Run, error) {
 		return nil, err
 	}
 	r.workload = w
+	if rs.functional != nil {
+		if err := r.checkFunctionalMemory(rs.functional); err != nil {
+			return nil, err
+		}
+	}
 	if err := r.buildTiers(); err != nil {
 		return nil, err
 	}

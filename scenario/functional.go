@@ -9,6 +9,7 @@ import (
 	"github.com/kvcosim/kvcosim/accel/tinylm"
 	"github.com/kvcosim/kvcosim/hostcpu"
 	"github.com/kvcosim/kvcosim/kvstore"
+	"github.com/kvcosim/kvcosim/workloads"
 )
 
 // Functional is functional mode's model, decoding and fault injection
@@ -26,13 +27,17 @@ type Functional struct {
 	TopP            float64 `yaml:"top_p"`
 	Beams           int     `yaml:"beams"`
 	CorruptFraction float64 `yaml:"corrupt_fraction"`
+	// MemoryLimitGiB bounds the run's estimated memory (functionalMemory);
+	// 0 (left out) is workloads.MaxSyntheticBytes.
+	MemoryLimitGiB float64 `yaml:"memory_limit_gib,omitempty"`
 }
 
 // functionalConfig is functional mode resolved.
 type functionalConfig struct {
-	model    tinylm.Config
-	decoding accel.Decoding
-	corrupt  float64
+	model      tinylm.Config
+	decoding   accel.Decoding
+	corrupt    float64
+	limitBytes float64
 }
 
 // resolveFunctional reads the functional section and, in functional mode,
@@ -56,7 +61,80 @@ func (r *resolver) resolveFunctional(sc *Scenario, out *resolved) {
 		r.check("functional.beams", kernels.BeamParams{Vocab: f.Vocab, NumBeams: f.Beams, EOS: []int{0}, NumReturnSequences: 1}.Validate())
 	}
 	r.floatIn("functional.corrupt_fraction", f.CorruptFraction, 0, 1)
-	out.functional = &functionalConfig{model: cfg, decoding: d, corrupt: f.CorruptFraction}
+	limit := float64(workloads.MaxSyntheticBytes)
+	if f.MemoryLimitGiB != 0 { // 0: the default
+		r.floatIn("functional.memory_limit_gib", f.MemoryLimitGiB, 1, workloads.MaxMemoryLimitGiB)
+		limit = f.MemoryLimitGiB * (1 << 30)
+	}
+	out.functional = &functionalConfig{model: cfg, decoding: d, corrupt: f.CorruptFraction, limitBytes: limit}
+}
+
+// What a functional run holds beyond a timed one: tinylm's float32
+// weights (tinylm.Config.WeightBytes) and the K and V of its tokens
+// (tinylm.Config.CacheBytesPerToken a token): each session's cache, kept
+// from turn to turn, and the store's bytes, where every export writes
+// afresh (a version's whole history; fresh regions are handed out before
+// freed ones, so the byte store grows by each until the storage's
+// capacity), and the garbage collector's room beside them (GOGC=100: the
+// heap grows to twice the live heap). Measured on 2026-11-27 with
+// /usr/bin/time -f "%M KB" simrun run --set mode=functional ...:
+//
+//	shape (layers, hidden, heads/kv, vocab)  workload              estimate  resident
+//	2, 64, 4/2, 512 (the default)            4 sessions             128 MB     92 MB
+//	2, 64, 4/2, 1,048,576                    1 session, 6 tokens    609 MB    559 MB
+//	2, 512, 4/2, 262,144                     1 session, 6 tokens   1150 MB   1080 MB
+//	64, 256, 4/4, 512                        4 sessions of 3 turns 3066 MB   2761 MB
+//
+// (the last: first prompts 300, follow-ups 100, outputs 50 tokens).
+const (
+	functionalFixedBytes = 64 << 20
+	functionalGCRoom     = 2
+)
+
+// functionalMemory is the memory, in bytes, a functional run of the
+// workload over a store of storeBytes is estimated to take: the model's
+// weights, and the K and V of the sessions' caches and of what their
+// exports store.
+func functionalMemory(m tinylm.Config, w *workloads.Workload, storeBytes float64) (weights, kv float64) {
+	var kept, stored float64
+	for _, s := range w.Sessions {
+		var history float64
+		for _, t := range s.Turns {
+			history += float64(t.NewTokenCount + t.OutputCount)
+			stored += history
+		}
+		kept += history
+	}
+	perToken := float64(m.CacheBytesPerToken())
+	return float64(m.WeightBytes()), functionalGCRoom * (kept*perToken + min(storeBytes, stored*perToken))
+}
+
+// checkFunctionalMemory refuses, before the model's weights are made, a
+// functional run estimated to take more than its limit, naming the key
+// that makes the most of it: the vocabulary (the embedding and the logits
+// projection), the layers, or the workload (its KV).
+func (r *Run) checkFunctionalMemory(f *functionalConfig) error {
+	weights, kv := functionalMemory(f.model, r.workload, float64(r.l.resolved.tiers[len(r.l.resolved.tiers)-1].Bytes))
+	if est := functionalFixedBytes + weights + kv; est > f.limitBytes {
+		m := f.model
+		vocab := float64(8 * int64(m.Vocab) * int64(m.Hidden))
+		key := "functional.vocab"
+		switch {
+		case kv > weights && r.l.Workload.Kind == "synthetic":
+			key = "workload.sessions"
+		case kv > weights:
+			key = "workload.path"
+		case weights-vocab > vocab:
+			key = "functional.layers"
+		}
+		return fmt.Errorf("key %s: functional mode would take about %.3g GB in a run, more than the %.3g GiB limit "+
+			"(functional.memory_limit_gib, at most %d, on a machine with room): tinylm's weights %.3g GB (embedding and logits "+
+			"%.3g GB for functional.vocab %d x functional.hidden %d; functional.layers %d: %.3g GB) and the K and V of the workload's tokens "+
+			"(%d B a token, kept in the sessions' caches and written to the store) %.3g GB",
+			key, est/1e9, f.limitBytes/(1<<30), workloads.MaxMemoryLimitGiB, weights/1e9, vocab/1e9, m.Vocab, m.Hidden, m.Layers, (weights-vocab)/1e9,
+			m.CacheBytesPerToken(), kv/1e9)
+	}
+	return nil
 }
 
 // tinyModel is tinylm's shape as the accelerator's cost model sees it.

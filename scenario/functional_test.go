@@ -64,3 +64,42 @@ func TestFunctionalNeedsTokenIDs(t *testing.T) {
 	_, err = Build(l)
 	require.ErrorContains(t, err, `functional: functional mode: session 0 has token counts, not ids: use a workload with token ids (workload.kind mooncake, workload.path "../workloads/testdata/mooncake_conversation_trace.jsonl.gz")`)
 }
+
+// TestFunctionalMemoryIsEstimatedFirst: functional mode's memory (tinylm's
+// weights and the K and V its sessions keep and store) is estimated before
+// the model is made, and a run past the limit is refused naming the key
+// that makes the most of it; the limit rises to a documented maximum.
+// Until 2026-11-27 a shape within every key's range (the first case) made
+// its 47.8 GB of weights until the machine gave out (5.9 GB in 15 s), and
+// workload.memory_limit_gib took up to 1 PiB.
+func TestFunctionalMemoryIsEstimatedFirst(t *testing.T) {
+	small := []string{"mode=functional", "workload.sessions=1", "workload.turns_mean=1", "workload.first_prompt_median_tokens=4",
+		"workload.first_prompt_p90_tokens=4", "workload.output_median_tokens=2", "workload.output_p90_tokens=2"}
+	cases := []struct {
+		name string
+		sets []string
+		want string // "": it builds
+	}{
+		{"a vocabulary of a million", append([]string{"functional.vocab=1048576", "functional.hidden=4096", "functional.layers=64"}, small...),
+			"key functional.vocab: functional mode would take about 47.9 GB in a run, more than the 4 GiB limit (functional.memory_limit_gib, at most 256, on a machine with room): " +
+				"tinylm's weights 47.8 GB (embedding and logits 34.4 GB for functional.vocab 1048576 x functional.hidden 4096; functional.layers 64: 13.4 GB)"},
+		{"64 wide layers", append([]string{"functional.hidden=4096", "functional.layers=64"}, small...), "key functional.layers: functional mode would take about 13.5 GB"},
+		{"400 default sessions", []string{"mode=functional"}, "key workload.sessions: functional mode would take about 5.56 GB in a run, more than the 4 GiB limit"},
+		{"400 default sessions on a machine with room", []string{"mode=functional", "functional.memory_limit_gib=8"}, ""},
+		{"the functional limit past the maximum", []string{"mode=functional", "functional.memory_limit_gib=300"},
+			"key functional.memory_limit_gib: 300 is out of range (allowed: 1 to 256)"},
+		{"the synthetic limit past the maximum", []string{"workload.memory_limit_gib=1048576"},
+			"key workload.memory_limit_gib: 1.048576e+06 is out of range (allowed: 1 to 256)"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := loadAndBuild(t, "", c.sets)
+			if c.want == "" {
+				assert.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), c.want)
+		})
+	}
+}

@@ -52,6 +52,10 @@ func (l *Loaded) Where(key string) string {
 	return "(default)"
 }
 
+// Warnings are the settings that run as asked but cost what a user may
+// not expect, each naming where its key was set; simrun prints them.
+func (l *Loaded) Warnings() []string { return l.resolved.warnings }
+
 // Unset reports whether a key's value is the embedded default's: neither
 // the scenario file nor a --set gave it.
 func (l *Loaded) Unset(key string) bool { return strings.HasPrefix(l.Where(key), "(default)") }

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/kvcosim/kvcosim/hostcpu"
 	_ "github.com/kvcosim/kvcosim/internal/golden"
 	"github.com/kvcosim/kvcosim/reports"
 	"github.com/kvcosim/kvcosim/workloads"
@@ -313,4 +314,47 @@ func TestRetainOffDropsEveryTurnsKV(t *testing.T) {
 	}
 	_, err := Load("", []string{"accelerator.retain=maybe"})
 	assert.ErrorContains(t, err, `key accelerator.retain: "maybe" is not allowed (allowed: on, off)`)
+}
+
+// TestFullPrefixHitComputesTheLastToken: a request whose whole prompt is
+// stored reuses all but its last token and computes that one, as vLLM
+// does (the first logits need it), so that every request's reused,
+// resident and computed tokens add up to its prompt. The full hit
+// recorded the whole prompt reused and one token computed, a token counted
+// twice (145 rows of the Mooncake synthetic replay).
+func TestFullPrefixHitComputesTheLastToken(t *testing.T) {
+	path := writeTrace(t, tinyMooncake+`{"timestamp": 6000, "input_length": 1024, "output_length": 4, "hash_ids": [0, 1]}`+"\n")
+	res := simulate(t, "workload.kind=mooncake", "workload.path="+path, "fpga.hashing=block", "storage.capacity=unlimited")
+	records := res.Run.sys.Records()
+	require.Len(t, records, 4)
+	for _, r := range records {
+		assert.Equal(t, r.PromptTokens, r.ReusedTokens+r.ResidentTokens+r.ComputedTokens, "request %d", r.ID)
+	}
+	full := records[3]
+	assert.Equal(t, int64(1023), full.ReusedTokens, "the whole prompt less its last token")
+	assert.Equal(t, int64(1), full.ComputedTokens)
+	s := res.Summary()
+	assert.Equal(t, s.PromptTokens, s.PrefillTokensReused+s.PrefillTokensResident+s.PrefillTokensComputed)
+}
+
+// TestOneTurnReplaysSummariseTheirHits: in a one-turn trace every request
+// is a session's first, yet a block-keyed one that hits the store waits
+// for KV another session stored; summary.json's resumed_ttft_ms and
+// kv_wait_ms are over the requests that hit the store as well as the
+// later turns looked up or recomputed (they were 0 for a Mooncake replay
+// while requests.csv showed a wait on every hit row).
+func TestOneTurnReplaysSummariseTheirHits(t *testing.T) {
+	res := simulate(t, "workload.kind=mooncake", "workload.path="+writeTrace(t, tinyMooncake), "fpga.hashing=block", "storage.capacity=unlimited")
+	var ttft, wait []float64
+	for _, r := range res.Run.sys.Records() {
+		assert.Equal(t, hostcpu.FirstTokens, r.Decision, "request %d", r.ID)
+		if r.Hit {
+			ttft, wait = append(ttft, ms(r.TTFT)), append(wait, ms(r.KVWait))
+		}
+	}
+	require.Len(t, wait, 2, "requests 2 and 3 hit")
+	s := res.Summary()
+	assert.Positive(t, s.KVWaitMs.Mean)
+	assert.Equal(t, reports.NewPercentiles(wait), s.KVWaitMs)
+	assert.Equal(t, reports.NewPercentiles(ttft), s.ResumedTTFTms)
 }

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"github.com/kvcosim/kvcosim/hostcpu"
+	"github.com/kvcosim/kvcosim/kvstore"
 	"github.com/kvcosim/kvcosim/memory"
 	"github.com/kvcosim/kvcosim/reports"
 	"github.com/kvcosim/kvcosim/sim"
@@ -42,7 +43,7 @@ func (res *Result) Summary() reports.Summary {
 		s.RequestsCompleted++
 		ttft, e2e = append(ttft, ms(rec.TTFT)), append(e2e, ms(rec.E2E))
 		served = append(served, reports.Served{ArrivalMs: ms(rec.Arrival), TTFTms: ms(rec.TTFT), FirstTurn: rec.Turn == 0})
-		if rec.Decision == hostcpu.Query || rec.Decision == hostcpu.Recomputed {
+		if resumedTurn(rec) {
 			resumed, kvWait = append(resumed, ms(rec.TTFT)), append(kvWait, ms(rec.KVWait))
 		}
 		if rec.OutputTokens > 1 {
@@ -89,7 +90,8 @@ func (res *Result) Summary() reports.Summary {
 	}
 	k := res.Counted
 	s.Conservation = map[string]int64{"requests": k.Requests, "decided": k.Decided, "queries": k.Queries,
-		"hits": k.Hits, "misses": k.Misses}
+		"hits": k.Hits, "misses": k.Misses, "exports_started": k.ExportsStarted, "exports_ended": k.ExportsEnded,
+		"exports_dropped": k.ExportsDropped}
 	r.fillComponents(&s, now)
 	if r.l.resolved.functional != nil {
 		f := r.sys.FunctionalCounts()
@@ -97,6 +99,16 @@ func (res *Result) Summary() reports.Summary {
 			"unreadable": f.Unreadable, "faults_injected": f.Injected}
 	}
 	return s
+}
+
+// resumedTurn reports whether a request continues a context that was not
+// on the accelerator: a later turn looked up or recomputed, or any request
+// whose lookup hit the store, a first one included (a block-keyed trace's
+// request reusing a prefix another stored). In a one-turn trace the hits
+// are its resumed requests: until 2026-11-27 they were left out, and a
+// Mooncake replay summarised no wait for KV at all.
+func resumedTurn(rec hostcpu.Record) bool {
+	return rec.Decision == hostcpu.Query || rec.Decision == hostcpu.Recomputed || rec.Hit
 }
 
 // end is the run's simulated end: its last event, or the last write
@@ -155,7 +167,8 @@ func (r *Run) fillComponents(s *reports.Summary, now sim.Time) {
 	s.Tiers = r.tierSummaries(now)
 	if r.dir != nil {
 		st := r.dir.Stats()
-		s.Evictions["store"], s.Evictions["store_expired"] = r.poolEvictions(), st.Expirations
+		s.Evictions["store"], s.Evictions["store_expired"] = r.poolTotal(func(t kvstore.TierStats) int64 { return t.Evictions }),
+			r.poolTotal(func(t kvstore.TierStats) int64 { return t.Expirations })
 		s.InvariantChecks = st.Checks
 		f1, f2 := r.dir.FIFOLevels()
 		s.Store["links"], s.Store["fifo1_regions"], s.Store["fifo2_regions"] = int64(r.dir.Links()), int64(f1), int64(f2)
@@ -176,7 +189,7 @@ func (r *Run) tierSummaries(now sim.Time) []reports.TierSummary {
 		t := reports.TierSummary{Name: r.pool.Name(i), Device: r.l.resolved.tierDevices[i],
 			CapacityBytes: int64(dir.Regions()) * dir.Config().RegionBytes, Hits: dir.Stats().Hits, Lookups: dir.Stats().Lookups,
 			BytesRead: dev.BytesRead, BytesWritten: dev.BytesWritten, DemotedIn: st.DemotedIn, DemotedOut: st.DemotedOut,
-			Promoted: st.Promoted, Evictions: st.Evictions, Objects: int64(dir.Links()), HeldBytes: dir.HeldBytes()}
+			Promoted: st.Promoted, Evictions: st.Evictions, Expirations: st.Expirations, Objects: int64(dir.Links()), HeldBytes: dir.HeldBytes()}
 		if drive, drives, ok := r.tierDrives(i); ok {
 			t.Drives, t.RatedDWPD = drives, drive.RatedDWPD
 			if now > 0 {
@@ -207,12 +220,13 @@ func (r *Run) tierDrives(i int) (memory.SSDConfig, int, bool) {
 	return cfg, drives, err == nil
 }
 
-// poolEvictions counts objects the pool dropped for good, in every tier
-// (a demotion is not an eviction).
-func (r *Run) poolEvictions() int64 {
+// poolTotal sums one of the tiers' counts over every tier: the objects
+// the pool dropped for good (a demotion is not an eviction), or those the
+// TTL deleted (until 2026-11-27 store_expired read the top tier's alone).
+func (r *Run) poolTotal(count func(kvstore.TierStats) int64) int64 {
 	var n int64
 	for i := range r.pool.Tiers() {
-		n += r.pool.Stats(i).Evictions
+		n += count(r.pool.Stats(i))
 	}
 	return n
 }

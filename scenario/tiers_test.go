@@ -185,3 +185,19 @@ func TestAnObjectLargerThanTheTopTierIsStoredBelowIt(t *testing.T) {
 		})
 	}
 }
+
+// TestExpirationsAreCountedInEveryTier: with a TTL, objects demoted to the
+// SSD expire there too, and summary.json's store_expired counts every
+// tier's expirations (it read the top tier's alone, so the 38 objects
+// demoted to the SSD here expired uncounted).
+func TestExpirationsAreCountedInEveryTier(t *testing.T) {
+	res := simulate(t, "system.design=cpu", "workload.sessions=60", "accelerator.reserve_gb=40", twoTiers, "fpga.ttl=120s")
+	s := res.Summary()
+	var total int64
+	for i := range res.Run.pool.Tiers() {
+		total += res.Run.pool.Tier(i).Stats().Expirations
+		assert.Equal(t, res.Run.pool.Tier(i).Stats().Expirations, s.Tiers[i].Expirations, "tier %s", s.Tiers[i].Name)
+	}
+	require.Positive(t, res.Run.pool.Tier(1).Stats().Expirations, "objects demoted to the SSD expire there")
+	assert.Equal(t, total, s.Evictions["store_expired"], "every tier's expirations")
+}

@@ -87,6 +87,14 @@ func (c SyntheticConfig) Validate() error {
 // and is estimated at 23 GB).
 const MaxSyntheticBytes = 4 << 30
 
+// MaxMemoryLimitGiB is the most a run's memory limit may be raised to
+// (workload.memory_limit_gib, functional.memory_limit_gib). The simulator
+// does not know the machine's memory; 256 GiB is a large server's, eleven
+// times the largest run the project has measured (a simulated day of 64
+// nodes, estimated at 23 GB). It used to be 1 PiB, which let a run grow
+// until the machine gave out.
+const MaxMemoryLimitGiB = 256
+
 // What a run of a synthetic workload keeps resident (the most a run's
 // process holds, /usr/bin/time's %M), per token, per request (turn) and
 // per session, measured on 2026-11-26 (Go 1.26, GOGC unset) with

@@ -16,8 +16,9 @@ type TraceStats struct {
 
 // Stats computes the statistics. The ideal hit of a request is the number
 // p of its leading block keys seen in any earlier request (stopping at the
-// first unseen one): p blocks and min(p x block size, input) tokens; then
-// all its keys count as seen.
+// first unseen one): p blocks and min(p x block size, input - 1) tokens
+// (the last prompt token is computed for the first logits, as vLLM caps a
+// hit); then all its keys count as seen.
 func (t *Trace) Stats() TraceStats {
 	s := TraceStats{Requests: len(t.Requests), BlockSize: t.BlockTokens}
 	seen := map[uint64]struct{}{}
@@ -31,7 +32,7 @@ func (t *Trace) Stats() TraceStats {
 		p := int64(idealPrefixHit(seen, r.BlockKeys))
 		s.Blocks += int64(len(r.BlockKeys))
 		s.HitBlocks += p
-		s.HitTokens += min(p*t.BlockTokens, r.Input)
+		s.HitTokens += min(p*t.BlockTokens, r.Input-1)
 	}
 	if n := len(t.Requests); n > 0 {
 		s.Duration = t.Requests[n-1].Arrival - t.Requests[0].Arrival

@@ -52,3 +52,17 @@ func (c Config) Validate() error {
 	}
 	return nil
 }
+
+// WeightBytes is the bytes of the float32 weights New makes for the
+// shape: the embedding and the logits projection (vocab x hidden each),
+// the logits' biases, the final layer norm and the position rates, and
+// per layer the attention's and the feed-forward network's matrices,
+// biases and layer norms.
+func (c Config) WeightBytes() int64 {
+	h, kvw, vocab, ffn := int64(c.Hidden), int64(c.KVWidth()), int64(c.Vocab), int64(c.FFN)
+	layer := 2*h*h + 2*h*kvw + 2*h*ffn + 7*h + 2*kvw + ffn
+	return 4 * (2*vocab*h + vocab + 3*h + int64(c.Layers)*layer)
+}
+
+// CacheBytesPerToken is a token's float32 K and V in a Cache, every layer.
+func (c Config) CacheBytesPerToken() int64 { return 2 * 4 * int64(c.Layers) * int64(c.KVWidth()) }

@@ -205,3 +205,12 @@ func TestRunBadInputExitsTwoWithOneMessage(t *testing.T) {
 	_, _, stderr := simrun("run", "-c", bad)
 	assert.Contains(t, stderr, "bad.yaml:2: key system.nodes: -1 is out of range")
 }
+
+// TestRunWarnsOfDeltaExportsInClaim9: the run goes on, and standard error
+// says why it is slow and what to set instead.
+func TestRunWarnsOfDeltaExportsInClaim9(t *testing.T) {
+	code, _, stderr := simrun("run", "-o", t.TempDir(), "--set", "workload.sessions=2", "--set", "fpga.export_mode=delta")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, "simrun run: warning: --set fpga.export_mode=delta: key fpga.export_mode: delta exports in the claim9 layout")
+	assert.Contains(t, stderr, "fpga.layout=layer-major")
+}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"maps"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -43,25 +44,19 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	page := reports.Page{Title: "kvcosim sweep: " + strings.Join(m.Keys, " x "),
 		Subtitle: fmt.Sprintf("%d points; the base scenario: %s (%s take the values in the table)", m.Points, m.Scenario, strings.Join(m.Keys, ", ")),
 		Version:  version(), Warnings: sweepWarnings(m.Keys, rows), Headline: readableTable(rows, len(m.Keys)), Files: []string{"sweep.csv", "sweep.json"}}
-	for _, metric := range sweepMetrics {
+	var plots []*reports.Chart
+	for _, metric := range sweepMetrics { // every plot before any file: a bad cell writes nothing
 		p, err := sweepPlot(m.Keys, m.Scenario, rows, metric.column, metric.label)
 		if err != nil {
 			fmt.Fprintf(stderr, "simrun report: %s: %v\n", *in, err)
 			return 2
 		}
 		name := "sweep_" + metric.column
-		if err := reports.SavePlot(p, *in, name); err != nil {
-			fmt.Fprintf(stderr, "simrun report: %v\n", err)
-			return 2
-		}
+		plots = append(plots, p)
 		page.Figures = append(page.Figures, reports.Figure{File: name + ".svg", Caption: fmt.Sprintf("%s against %s.", metric.label, m.Keys[0]),
 			Data: name + ".csv"})
 	}
-	var html bytes.Buffer
-	if err := page.WriteHTML(&html); err == nil {
-		err = reports.WriteBytes(filepath.Join(*in, "report.html"), html.Bytes())
-	}
-	if err != nil {
+	if err := writeReport(*in, &page, plots); err != nil {
 		fmt.Fprintf(stderr, "simrun report: %v\n", err)
 		return 2
 	}
@@ -107,6 +102,33 @@ func readableNumber(v float64) string {
 	default:
 		return strconv.FormatFloat(v, 'g', 3, 64)
 	}
+}
+
+// writeReport writes the sweep's plots and report.html into dir, whole or
+// not at all: a write that fails removes the report's files (until
+// 2026-11-27 a sweep.csv with a NaN cell left 8 plots and no report).
+func writeReport(dir string, page *reports.Page, plots []*reports.Chart) error {
+	err := func() error {
+		for i, p := range plots {
+			if err := reports.SavePlot(p, dir, "sweep_"+sweepMetrics[i].column); err != nil {
+				return err
+			}
+		}
+		var html bytes.Buffer
+		if err := page.WriteHTML(&html); err != nil {
+			return err
+		}
+		return reports.WriteBytes(filepath.Join(dir, "report.html"), html.Bytes())
+	}()
+	if err != nil {
+		for _, metric := range sweepMetrics {
+			for _, ext := range []string{".png", ".svg", ".csv"} {
+				_ = os.Remove(filepath.Join(dir, "sweep_"+metric.column+ext))
+			}
+		}
+		_ = os.Remove(filepath.Join(dir, "report.html"))
+	}
+	return err
 }
 
 // sweepWarnings names the points whose runs were saturated (none in a

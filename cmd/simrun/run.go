@@ -67,6 +67,9 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "simrun run: %v\n", err)
 		return 2
 	}
+	for _, w := range l.Warnings() {
+		fmt.Fprintf(stderr, "simrun run: warning: %s\n", w)
+	}
 	if err := checkOutput(*out, *force); err != nil {
 		fmt.Fprintf(stderr, "simrun run: %v\n", err)
 		return 2

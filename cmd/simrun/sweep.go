@@ -71,7 +71,11 @@ func runSweep(args []string, stdout, stderr io.Writer) int {
 			undo()
 			return 1
 		}
-		warnSaturated(stderr, fmt.Sprintf("simrun sweep: point %d (%s)", mine[i].Index, strings.Join(mine[i].Sets, ", ")), &r.sum)
+		who := fmt.Sprintf("simrun sweep: point %d (%s)", mine[i].Index, strings.Join(mine[i].Sets, ", "))
+		for _, w := range r.loaded.Warnings() {
+			fmt.Fprintf(stderr, "%s: warning: %s\n", who, w)
+		}
+		warnSaturated(stderr, who, &r.sum)
 	}
 	label := "all"
 	if *shardFlag != "" {

@@ -365,3 +365,44 @@ func TestSweepTableIsReadable(t *testing.T) {
 		assert.Equal(t, c.flat, flatFromZero(rows), "%v", c.ys)
 	}
 }
+
+// TestReportIsWholeOrAbsent: a cell that cannot be plotted in a later
+// column, or a disk that fills after some plots, leaves no plot and no
+// report.html in the sweep's folder (the NaN left the 8 plots before it),
+// and the same folder then takes a whole report.
+func TestReportIsWholeOrAbsent(t *testing.T) {
+	m := sweepManifest{Points: 1, Keys: []string{"system.design"}, Shard: "all", Scenario: "a", Values: [][]string{{"cpu"}}}
+	dir := fakeSweep(t, m, []string{"0", "cpu"})
+	rows := [][]string{sweepHeader(m.Keys), make([]string, len(sweepHeader(m.Keys)))}
+	for i := range rows[1] {
+		rows[1][i] = "1"
+	}
+	rows[1][0], rows[1][1] = "0", "cpu"
+	last := sweepMetrics[len(sweepMetrics)-1].column
+	rows[1][slices.Index(rows[0], last)] = "NaN"
+	require.NoError(t, writeSweepFiles(dir, rows, m))
+	report := func() []string {
+		names, err := filepath.Glob(filepath.Join(dir, "sweep_*"))
+		require.NoError(t, err)
+		if _, err := os.Stat(filepath.Join(dir, "report.html")); err == nil {
+			names = append(names, "report.html")
+		}
+		return names
+	}
+	code, _, stderr := simrun("report", "-i", dir)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, last+` = "NaN": want a finite number`)
+	assert.Empty(t, report(), "no plot before the bad column")
+
+	rows[1][slices.Index(rows[0], last)] = "1"
+	require.NoError(t, writeSweepFiles(dir, rows, m))
+	withFullDisk(t, 20_000, func() { code, _, stderr = simrun("report", "-i", dir) })
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "no space left on device (simulated)")
+	assert.Empty(t, report(), "no plot written before the disk filled")
+	assert.Empty(t, leftovers(t, dir))
+
+	code, _, stderr = simrun("report", "-i", dir)
+	require.Equal(t, 0, code, stderr)
+	assert.Len(t, report(), 3*len(sweepMetrics)+1, "each plot as PNG, SVG and its data, and the page")
+}
