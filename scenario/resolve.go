@@ -305,7 +305,7 @@ func (r *resolver) resolveStorage(sc *Scenario, out *resolved) {
 	out.drives = max(1, s.Drives)
 	if r.unset("storage.drives") && (len(s.Tiers) > 0 || out.functional != nil) {
 		// each tier is one device, functional mode's bytes are on one: the
-		// default's drives give way, and the scenario records the one
+		// default's drives give way, and scenario.yaml records one drive
 		out.drives, sc.Storage.Drives = 1, 1
 	}
 	if out.drives > 1 && len(s.Tiers) > 0 {

@@ -57,14 +57,14 @@ const (
 	oneTier  = "storage.tiers=[{name: ssd, device: samsung-pm1743, capacity: 1TB}]"
 )
 
-// roundTripCases are the runs whose scenario.yaml must repeat them: every
-// design, with tiers, at both resolutions, with each store mechanism of
-// docs/scenario.md set, and the keys a design chooses for itself set
-// against it.
-var roundTripCases = []struct {
+// roundTripCase is a run whose scenario.yaml must repeat it.
+type roundTripCase struct {
 	name string
 	sets []string
-}{
+}
+
+// roundTripCases are every design, with tiers and at both resolutions.
+var roundTripCases = []roundTripCase{
 	{"recompute", []string{"system.design=recompute"}},
 	{"cpu", []string{"system.design=cpu"}},
 	{"fpga", []string{"system.design=fpga"}},
@@ -79,6 +79,12 @@ var roundTripCases = []struct {
 	{"cpu with tiers at the request resolution", []string{"system.design=cpu", twoTiers, "storage.resolution=request"}},
 	{"lmcache at the request resolution", []string{"system.design=lmcache", "storage.resolution=request"}},
 	{"cachedattention at the request resolution", []string{"system.design=cachedattention", "storage.resolution=request"}},
+}
+
+// roundTripMechanisms are each store mechanism of docs/scenario.md set,
+// the keys a design chooses for itself set against it, and the other
+// forms of a run: several nodes, a trace, functional mode.
+var roundTripMechanisms = []roundTripCase{
 	{"fpga, one drive", []string{"system.design=fpga", "storage.drives=1"}},
 	{"fpga, block hashing", []string{"system.design=fpga", "fpga.hashing=block", "fpga.block_tokens=128"}},
 	{"lmcache, patent hashing and claim-9 layout", []string{"system.design=lmcache", "fpga.hashing=patent", "fpga.layout=claim9"}},
@@ -112,9 +118,14 @@ func withSets(args []string, sets ...string) []string {
 // writes the same folder, byte for byte (until 2026-11-27 the defaults
 // written for fpga.hashing and fpga.layout overrode lmcache's and
 // cachedattention's own choices read back, and a run with storage.tiers
-// wrote storage.device, capacity and drives beside them, refused).
+// wrote storage.device, capacity and drives beside them, refused). With
+// -short, the mechanisms are left out.
 func TestScenarioYAMLRepeatsTheRun(t *testing.T) {
-	for _, c := range roundTripCases {
+	cases := roundTripCases
+	if !testing.Short() {
+		cases = append(slices.Clone(cases), roundTripMechanisms...)
+	}
+	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			first, again := filepath.Join(dir, "first"), filepath.Join(dir, "again")
@@ -134,7 +145,7 @@ func TestSameSeedSameFolder(t *testing.T) {
 	for _, name := range []string{"a", "b"} {
 		out := filepath.Join(dir, name)
 		args := []string{"run", "-o", out, "--seed", "7", "--trace", filepath.Join(out, "trace.json"), "--vcd", filepath.Join(out, "signals.vcd")}
-		code, stdout, stderr := simrun(withSets(args, append(roundTripSmall, "system.design=cachedattention")...)...)
+		code, stdout, stderr := simrun(withSets(args, "system.design=cachedattention", "workload.sessions=6", "accelerator.retain=off")...)
 		require.Equal(t, 0, code, stderr)
 		assert.Contains(t, stdout, "wall time", "the wall time goes to the console")
 	}
@@ -144,14 +155,19 @@ func TestSameSeedSameFolder(t *testing.T) {
 	assert.NotContains(t, string(summary), "wall_time")
 }
 
-// TestSweepPointsRepeat: two runs of a sweep write the same folder, and
-// each point's scenario.yaml repeats the point.
+// TestSweepPointsRepeat: two runs of a sweep write the same folder, its
+// report included (not with -short), and each point's scenario.yaml
+// repeats the point.
 func TestSweepPointsRepeat(t *testing.T) {
-	spec := writeSweepFile(t, "set:\n  workload.sessions: 8\n  accelerator.retain: \"off\"\ngrid:\n  system.design: [lmcache, cachedattention]\n  storage.resolution: [page, request]\n")
+	spec := writeSweepFile(t, "set:\n  workload.sessions: 6\n  accelerator.retain: \"off\"\ngrid:\n  system.design: [lmcache, cachedattention]\n  storage.resolution: [page, request]\n")
 	dir := t.TempDir()
 	for _, name := range []string{"a", "b"} {
 		code, _, stderr := simrun("sweep", "-c", spec, "-o", filepath.Join(dir, name), "-j", "2")
 		require.Equal(t, 0, code, stderr)
+		if !testing.Short() {
+			code, _, stderr = simrun("report", "-i", filepath.Join(dir, name))
+			require.Equal(t, 0, code, stderr)
+		}
 	}
 	requireSameFolder(t, filepath.Join(dir, "a"), filepath.Join(dir, "b"))
 	points, err := os.ReadDir(filepath.Join(dir, "a", "points"))
