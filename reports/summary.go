@@ -48,7 +48,6 @@ type Summary struct {
 	SkippedTraceLines       int     `json:"skipped_trace_lines"`
 	Sessions                int     `json:"sessions"`
 	SimTimeS                float64 `json:"sim_time_s"`
-	WallTimeS               float64 `json:"wall_time_s"`
 	Events                  uint64  `json:"events"`
 	// Saturated is set when the run could not keep up with its offered
 	// load (Load.Why says how it fell behind).

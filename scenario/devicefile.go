@@ -13,10 +13,9 @@ import (
 
 // deviceFile reads accelerator.device_file: a device kept in YAML over a
 // preset (accel.DeviceFile), every key checked as a scenario's are; errors
-// name the scenario's key, then the device file, line and key. A relative
-// path is taken from the scenario file's folder.
-func (r *resolver) deviceFile(key, path string) accel.Device {
-	full := r.besideScenario(key, path)
+// name the scenario's key, then the device file, line and key. full is
+// its path as besideScenario resolved it.
+func (r *resolver) deviceFile(key, full string) accel.Device {
 	data, err := readBounded(full, MaxScenarioBytes, "a device file")
 	if err != nil {
 		r.fail(key, "cannot read the device file: %v", err)
@@ -61,4 +60,14 @@ func (r *resolver) besideScenario(key, path string) string {
 	}
 	file := where[:max(0, strings.LastIndex(where, ":"))]
 	return filepath.Join(filepath.Dir(file), path)
+}
+
+// absolute is path made absolute (as it is if that fails): a path that a
+// run's scenario.yaml records must name the same file read back from the
+// output folder, or from another working directory.
+func absolute(path string) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		return abs
+	}
+	return path
 }

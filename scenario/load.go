@@ -332,9 +332,18 @@ func kindName(v reflect.Value) string {
 	return "a string"
 }
 
-// YAML renders the resolved scenario, as written next to the results.
+// YAML renders the resolved scenario, as written next to the results:
+// every key as the run used it (the design's own hashing, chunk and layout
+// included, resolveFPGA), so that a run of it repeats the run. With
+// storage.tiers, storage.device and storage.capacity, which only the
+// one-tier form reads and which may not stand beside the tiers, are left
+// out.
 func (l *Loaded) YAML() []byte {
-	out, err := yaml.Marshal(&l.Scenario)
+	record := l.Scenario
+	if len(record.Storage.Tiers) > 0 {
+		record.Storage.Device, record.Storage.Capacity = "", ""
+	}
+	out, err := yaml.Marshal(&record)
 	if err != nil {
 		panic(err) // the schema is plain data
 	}

@@ -199,7 +199,9 @@ func (r *resolver) resolveAccelerator(sc *Scenario, out *resolved) {
 	dev, err := accel.DevicePreset(a.Device)
 	r.check("accelerator.device", err)
 	if a.DeviceFile != "" {
-		dev = r.deviceFile("accelerator.device_file", a.DeviceFile)
+		full := r.besideScenario("accelerator.device_file", a.DeviceFile)
+		dev = r.deviceFile("accelerator.device_file", full)
+		sc.Accelerator.DeviceFile = absolute(full) // the record names the file the run read, from any folder
 	}
 	engine := pick(r, "accelerator.engine", a.Engine, accel.ParseEngine)
 	wdt, err := accel.ParseDType(a.WeightDType)
@@ -329,7 +331,9 @@ func (r *resolver) resolveStorage(sc *Scenario, out *resolved) {
 	}
 	out.drives = max(1, s.Drives)
 	if r.unset("storage.drives") && (len(s.Tiers) > 0 || out.functional != nil) {
-		out.drives = 1 // each tier is one device, functional mode's bytes are on one: the default's drives give way
+		// each tier is one device, functional mode's bytes are on one: the
+		// default's drives give way, and scenario.yaml records one drive
+		out.drives, sc.Storage.Drives = 1, 1
 	}
 	if out.drives > 1 && len(s.Tiers) > 0 {
 		r.fail("storage.drives", "%d drives stripe storage.device; with storage.tiers each tier is one device (allowed here: 1)", s.Drives)
@@ -390,8 +394,12 @@ func (r *resolver) resolveTiers(sc *Scenario, out *resolved, region int64) (last
 	return last, unlimited
 }
 
+// resolveFPGA reads the card and the index. A design's own hashing, chunk
+// and layout, taken where no file and no --set gave the key, are written
+// into the scenario: its scenario.yaml records what the run used, and
+// read back resolves to the same.
 func (r *resolver) resolveFPGA(sc *Scenario, out *resolved) {
-	f := sc.FPGA
+	f := &sc.FPGA
 	design := out.host.Design
 	if design.ChunkTokens > 0 && r.unset("fpga.hashing") {
 		f.Hashing = "block"

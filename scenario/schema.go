@@ -110,8 +110,10 @@ type FPGA struct {
 
 // Storage is the external store (one pool, shared by every node).
 type Storage struct {
-	Device   string `yaml:"device"`
-	Capacity string `yaml:"capacity"`
+	// Device and Capacity are the one-tier form's; a scenario.yaml with
+	// tiers leaves them out (Loaded.YAML).
+	Device   string `yaml:"device,omitempty"`
+	Capacity string `yaml:"capacity,omitempty"`
 	// Drives > 1 stripe the capacity over that many drives (RAID 0).
 	Drives int `yaml:"drives"`
 	// Resolution is how finely the drives are worked out: page (the

@@ -30,7 +30,7 @@ func (res *Result) Summary() reports.Summary {
 	r := res.Run
 	now := r.end()
 	s := reports.Summary{Design: r.l.System.Design, Seed: r.l.Seed, Sessions: len(r.workload.Sessions),
-		SimTimeS: now.Seconds(), WallTimeS: res.Wall.Seconds(), Events: r.eng.Handled(),
+		SimTimeS: now.Seconds(), Events: r.eng.Handled(),
 		RequestsRejected: r.sys.Rejected(), SkippedTraceLines: r.skippedLines, Decisions: map[string]int64{}, Bytes: map[string]int64{},
 		Utilization: map[string]float64{}, Evictions: map[string]int64{}, Store: map[string]int64{}}
 	var ttft, tpot, e2e, resumed, kvWait []float64

@@ -175,7 +175,7 @@ func TestRunWritesTheThreeFiles(t *testing.T) {
 	data, err := os.ReadFile(dir + "/summary.json")
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(data, &sum))
-	for _, k := range []string{"design", "seed", "requests_completed", "sessions", "sim_time_s", "wall_time_s", "events",
+	for _, k := range []string{"design", "seed", "requests_completed", "sessions", "sim_time_s", "events",
 		"ttft_ms", "tpot_ms", "e2e_ms", "throughput_tokens_per_s", "prompt_tokens", "prefill_tokens_computed",
 		"prefill_tokens_reused", "hit_ratio_tokens", "decisions", "bytes", "utilization", "evictions", "invariant_checks"} {
 		assert.Contains(t, sum, k)

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/kvcosim/kvcosim/reports"
 	"github.com/kvcosim/kvcosim/scenario"
@@ -94,7 +95,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "simrun run: %v\n", err)
 		return 2
 	}
-	printSummary(stdout, &sum)
+	printSummary(stdout, &sum, res.Wall)
 	fmt.Fprintf(stdout, "wrote %s\n", *out)
 	return 0
 }
@@ -121,10 +122,12 @@ func execute(l *scenario.Loaded, tr *traceOptions, stderr io.Writer) (*scenario.
 	return res, x, 0
 }
 
-// runFiles are the files writeRun puts in a run's folder.
+// runFiles are the files writeRun puts in a run's folder, in the order it
+// writes them.
 var runFiles = []string{"summary.json", "requests.csv", "scenario.yaml", outputMarker}
 
-// writeRun writes summary.json, requests.csv and scenario.yaml into dir.
+// writeRun writes summary.json, requests.csv and scenario.yaml into dir,
+// in runFiles' order (one order every run: a failure names the same file).
 func writeRun(dir string, l *scenario.Loaded, sum *reports.Summary, rows []reports.RequestRow) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("cannot create the output folder: %v", err)
@@ -137,8 +140,8 @@ func writeRun(dir string, l *scenario.Loaded, sum *reports.Summary, rows []repor
 		return err
 	}
 	files := map[string][]byte{"summary.json": js.Bytes(), "requests.csv": csv.Bytes(), "scenario.yaml": l.YAML(), outputMarker: markerText}
-	for name, data := range files {
-		if err := reports.WriteBytes(filepath.Join(dir, name), data); err != nil {
+	for _, name := range runFiles {
+		if err := reports.WriteBytes(filepath.Join(dir, name), files[name]); err != nil {
 			return err
 		}
 	}
@@ -153,8 +156,10 @@ func warnSaturated(w io.Writer, who string, s *reports.Summary) {
 	}
 }
 
-// printSummary prints the headline figures of a run.
-func printSummary(w io.Writer, s *reports.Summary) {
+// printSummary prints the headline figures of a run and the wall time it
+// took (on the console only: the output files hold nothing that varies
+// from one run of a seed to the next).
+func printSummary(w io.Writer, s *reports.Summary, wall time.Duration) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "design\t%s\n", s.Design)
 	fmt.Fprintf(tw, "requests\t%d completed, %d rejected (%d of them past the context window), %d truncated to fit it; %d sessions\n",
@@ -171,6 +176,6 @@ func printSummary(w io.Writer, s *reports.Summary) {
 		fmt.Fprintf(tw, "load\tnot judged (fewer than %d sessions, or all at once)\n", reports.MinJudgedSessions)
 	}
 	fmt.Fprintf(tw, "evictions\tdevice %d, store %d\n", s.Evictions["device"], s.Evictions["store"])
-	fmt.Fprintf(tw, "wall time\t%.2f s, %d events\n", s.WallTimeS, s.Events)
+	fmt.Fprintf(tw, "wall time\t%.2f s, %d events\n", wall.Seconds(), s.Events)
 	tw.Flush()
 }
