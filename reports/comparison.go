@@ -10,7 +10,8 @@ import (
 var ComparisonColumns = []string{"design", "requests_completed", "ttft_ms_mean", "ttft_ms_p50", "ttft_ms_p90", "ttft_ms_p99",
 	"tpot_ms_p50", "tpot_ms_p99", "e2e_ms_p50", "throughput_tokens_per_s", "hit_ratio_tokens",
 	"prefill_tokens_computed", "prefill_tokens_reused", "storage_write_bytes", "storage_read_bytes", "sim_time_s",
-	"resumed_ttft_ms_p50", "resumed_ttft_ms_p99", "kv_wait_ms_p50", "delivered_share", "saturated"}
+	"resumed_ttft_ms_p50", "resumed_ttft_ms_p99", "kv_wait_ms_p50", "delivered_share", "saturated",
+	"sustained_output_tokens_per_s", "sustained_drive_writes_per_day"}
 
 // ComparisonRow is a summary's comparison.csv row.
 func ComparisonRow(s *Summary) []string {
@@ -19,7 +20,18 @@ func ComparisonRow(s *Summary) []string {
 	return []string{s.Design, i(int64(s.RequestsCompleted)), f(s.TTFTms.Mean), f(s.TTFTms.P50), f(s.TTFTms.P90), f(s.TTFTms.P99),
 		f(s.TPOTms.P50), f(s.TPOTms.P99), f(s.E2Ems.P50), f(s.ThroughputTokensPerS), f(s.HitRatioTokens),
 		i(s.PrefillTokensComputed), i(s.PrefillTokensReused), i(s.Bytes["storage_write"]), i(s.Bytes["storage_read"]), f(s.SimTimeS),
-		f(s.ResumedTTFTms.P50), f(s.ResumedTTFTms.P99), f(s.KVWaitMs.P50), deliveredShare(&s.Load), strconv.FormatBool(s.Saturated)}
+		f(s.ResumedTTFTms.P50), f(s.ResumedTTFTms.P99), f(s.KVWaitMs.P50), deliveredShare(&s.Load), strconv.FormatBool(s.Saturated),
+		f(s.SustainedOutputTokensPerS), f(sustainedDriveWrites(s))}
+}
+
+// sustainedDriveWrites is the busiest drive tier's sustained drive writes
+// per day (0 without drives).
+func sustainedDriveWrites(s *Summary) float64 {
+	most := 0.0
+	for _, t := range s.Tiers {
+		most = max(most, t.SustainedDriveWritesPerDay)
+	}
+	return most
 }
 
 // deliveredShare is the share as a number, or empty for a run not judged.

@@ -60,19 +60,27 @@ type Summary struct {
 	// no longer on the accelerator (looked up, or recomputed) and the
 	// requests whose lookup hit the store (a one-turn trace's first turns
 	// among them): their TTFT, and their wait for the KV.
-	ResumedTTFTms         Percentiles        `json:"resumed_ttft_ms"`
-	KVWaitMs              Percentiles        `json:"kv_wait_ms"`
-	ThroughputTokensPerS  float64            `json:"throughput_tokens_per_s"`
-	PromptTokens          int64              `json:"prompt_tokens"`
-	PrefillTokensComputed int64              `json:"prefill_tokens_computed"`
-	PrefillTokensReused   int64              `json:"prefill_tokens_reused"`
-	PrefillTokensResident int64              `json:"prefill_tokens_resident"`
-	HitRatioTokens        float64            `json:"hit_ratio_tokens"`
-	Decisions             map[string]int64   `json:"decisions"`
-	Bytes                 map[string]int64   `json:"bytes"`
-	Utilization           map[string]float64 `json:"utilization"`
-	Evictions             map[string]int64   `json:"evictions"`
-	InvariantChecks       int64              `json:"invariant_checks"`
+	ResumedTTFTms        Percentiles `json:"resumed_ttft_ms"`
+	KVWaitMs             Percentiles `json:"kv_wait_ms"`
+	ThroughputTokensPerS float64     `json:"throughput_tokens_per_s"`
+	// SustainedOutputTokensPerS is the output throughput of the load kept
+	// up for good: the output tokens the run served per session, times the
+	// sessions per second it delivered while they arrived
+	// (Load.DeliveredSessionsPerS, over Load's window). It falls once a
+	// design cannot keep up; ThroughputTokensPerS divides the same tokens
+	// by the whole run, its idle tail included, and stays at the offered
+	// rate. Absent for a run whose load is not judged.
+	SustainedOutputTokensPerS float64            `json:"sustained_output_tokens_per_s,omitempty"`
+	PromptTokens              int64              `json:"prompt_tokens"`
+	PrefillTokensComputed     int64              `json:"prefill_tokens_computed"`
+	PrefillTokensReused       int64              `json:"prefill_tokens_reused"`
+	PrefillTokensResident     int64              `json:"prefill_tokens_resident"`
+	HitRatioTokens            float64            `json:"hit_ratio_tokens"`
+	Decisions                 map[string]int64   `json:"decisions"`
+	Bytes                     map[string]int64   `json:"bytes"`
+	Utilization               map[string]float64 `json:"utilization"`
+	Evictions                 map[string]int64   `json:"evictions"`
+	InvariantChecks           int64              `json:"invariant_checks"`
 	// Conservation holds the counts the run checked add up: requests and
 	// their claim-2 decisions, queries and their hits and misses, exports
 	// started and those ended or dropped.
@@ -121,4 +129,11 @@ type TierSummary struct {
 	DriveBytesPerDay  float64 `json:"drive_bytes_per_day,omitempty"`
 	DriveWritesPerDay float64 `json:"drive_writes_per_day,omitempty"`
 	RatedDWPD         float64 `json:"rated_dwpd,omitempty"`
+	// SustainedDriveWritesPerDay is the drive writes per day of the load
+	// kept up for good: the bytes the run wrote to each drive per session,
+	// times the sessions per second it delivered while they arrived
+	// (Summary.Load), for a day. It is what a drive serving this load
+	// around the clock sees; DriveWritesPerDay spreads the run's bytes over
+	// its idle tail too. Absent for a run whose load is not judged.
+	SustainedDriveWritesPerDay float64 `json:"sustained_drive_writes_per_day,omitempty"`
 }

@@ -62,6 +62,9 @@ func (res *Result) Summary() reports.Summary {
 	if now > 0 {
 		s.ThroughputTokensPerS = float64(output) / now.Seconds()
 	}
+	if s.Load.Judged {
+		s.SustainedOutputTokensPerS = float64(output) * r.sustainedPerSession(&s.Load)
+	}
 	if s.PromptTokens > 0 {
 		s.HitRatioTokens = float64(s.PrefillTokensReused) / float64(s.PromptTokens)
 	}
@@ -109,6 +112,13 @@ func (res *Result) Summary() reports.Summary {
 // Mooncake replay summarised no wait for KV at all.
 func resumedTurn(rec hostcpu.Record) bool {
 	return rec.Decision == hostcpu.Query || rec.Decision == hostcpu.Recomputed || rec.Hit
+}
+
+// sustainedPerSession turns a run's total into its rate at the load kept
+// up for good: over the sessions, times the sessions per second delivered
+// while they arrived.
+func (r *Run) sustainedPerSession(load *reports.Load) float64 {
+	return load.DeliveredSessionsPerS / float64(len(r.workload.Sessions))
 }
 
 // end is the run's simulated end: its last event, or the last write
@@ -164,7 +174,7 @@ func (r *Run) fillComponents(s *reports.Summary, now sim.Time) {
 	if now > 0 { // the pool's, shared by the nodes: ReadBusy x nodes passed MaxTime (1024 nodes, 2.5 h of reads) and went negative
 		s.Utilization["storage_link_read"] += storage.ReadBusy.Seconds() / now.Seconds()
 	}
-	s.Tiers = r.tierSummaries(now)
+	s.Tiers = r.tierSummaries(now, &s.Load)
 	if r.dir != nil {
 		st := r.dir.Stats()
 		s.Evictions["store"], s.Evictions["store_expired"] = r.poolTotal(func(t kvstore.TierStats) int64 { return t.Evictions }),
@@ -179,7 +189,7 @@ func (r *Run) fillComponents(s *reports.Summary, now sim.Time) {
 
 // tierSummaries are each storage tier's figures: what the pool did in it
 // and what its device saw.
-func (r *Run) tierSummaries(now sim.Time) []reports.TierSummary {
+func (r *Run) tierSummaries(now sim.Time, load *reports.Load) []reports.TierSummary {
 	if r.pool == nil {
 		return nil
 	}
@@ -195,6 +205,10 @@ func (r *Run) tierSummaries(now sim.Time) []reports.TierSummary {
 			if now > 0 {
 				t.DriveBytesPerDay = float64(dev.BytesWritten) / float64(drives) * (86400 / now.Seconds())
 				t.DriveWritesPerDay = t.DriveBytesPerDay / float64(drive.CapacityBytes)
+			}
+			if load.Judged {
+				perDrive := float64(dev.BytesWritten) / float64(drives)
+				t.SustainedDriveWritesPerDay = perDrive * r.sustainedPerSession(load) * 86400 / float64(drive.CapacityBytes)
 			}
 		}
 		out = append(out, t)

@@ -168,7 +168,8 @@ func printSummary(w io.Writer, s *reports.Summary, wall time.Duration) {
 	fmt.Fprintf(tw, "TPOT ms\tmean %.2f  p50 %.2f  p99 %.2f\n", s.TPOTms.Mean, s.TPOTms.P50, s.TPOTms.P99)
 	fmt.Fprintf(tw, "prefill tokens\t%d computed, %d reused from the store, %d resident (hit ratio %.3f)\n",
 		s.PrefillTokensComputed, s.PrefillTokensReused, s.PrefillTokensResident, s.HitRatioTokens)
-	fmt.Fprintf(tw, "throughput\t%.0f output tokens/s over %.0f s simulated\n", s.ThroughputTokensPerS, s.SimTimeS)
+	fmt.Fprintf(tw, "throughput\t%.0f output tokens/s over %.0f s simulated; %.0f sustained (the load kept up for good)\n",
+		s.ThroughputTokensPerS, s.SimTimeS, s.SustainedOutputTokensPerS)
 	if s.Load.Judged {
 		fmt.Fprintf(tw, "load\t%.3g sessions/s offered, %.3g delivered (%.1f %%)%s\n", s.Load.OfferedSessionsPerS,
 			s.Load.DeliveredSessionsPerS, 100*s.Load.DeliveredShare, map[bool]string{true: ": SATURATED"}[s.Saturated])

@@ -73,7 +73,7 @@ func assertPlotDataMatchesTheRuns(t *testing.T, out, html string) {
 		return 0
 	}
 	for _, design := range studyDesigns {
-		assert.InDelta(t, figure(design, "throughput_tokens_per_s"), at("throughput_vs_load", "", design, "1"), 1e-6, design)
+		assert.InDelta(t, figure(design, "sustained_output_tokens_per_s"), at("throughput_vs_load", "", design, "1"), 1e-6, design)
 		assert.InDelta(t, figure(design, "resumed_ttft_ms_p50"), at("latency_vs_load", "resumed-turn TTFT p50 (ms)", design, "1"), 1e-6, design)
 
 		requests := readCSVFile(t, filepath.Join(out, design, "requests.csv"))
@@ -99,7 +99,7 @@ func assertPlotDataMatchesTheRuns(t *testing.T, out, html string) {
 		}
 		var sum struct {
 			Tiers []struct {
-				DriveWritesPerDay float64 `json:"drive_writes_per_day"`
+				DriveWritesPerDay float64 `json:"sustained_drive_writes_per_day"`
 			} `json:"tiers"`
 		}
 		js, err := os.ReadFile(filepath.Join(out, design, "summary.json"))
@@ -110,6 +110,7 @@ func assertPlotDataMatchesTheRuns(t *testing.T, out, html string) {
 			dwpd = max(dwpd, tier.DriveWritesPerDay)
 		}
 		assert.InDelta(t, dwpd, at("endurance", "", "full exports", design), 1e-9, design)
+		assert.InDelta(t, dwpd, figure(design, "sustained_drive_writes_per_day"), 1e-6, design)
 	}
 }
 

@@ -113,8 +113,8 @@ func (st *study) markSaturation(p *reports.Chart, metric func(*reports.Summary) 
 }
 
 func (st *study) throughputCurve(sc string) (string, string, *reports.Chart, error) {
-	metric := func(s *reports.Summary) float64 { return s.ThroughputTokensPerS }
-	p, err := reports.LinePlot(title("Output throughput against offered load", sc), "offered load (x the scenario's arrival rate)", "output tokens/s", st.loadSeries(metric))
+	metric := func(s *reports.Summary) float64 { return s.SustainedOutputTokensPerS }
+	p, err := reports.LinePlot(title("Sustained output throughput against offered load", sc), "offered load (x the scenario's arrival rate)", "sustained output tokens/s", st.loadSeries(metric))
 	if err == nil {
 		err = st.markSaturation(p, metric)
 	}
@@ -122,7 +122,7 @@ func (st *study) throughputCurve(sc string) (string, string, *reports.Chart, err
 	for d := range st.saturatedAt {
 		parts = append(parts, studyDesigns[d]+" "+st.saturationText(d))
 	}
-	return "throughput_vs_load", fmt.Sprintf("Output throughput against the offered load, per design, rings where a design is first saturated (it cannot keep up: delivered under 90 %% of offered, or a queue that grows through the run); saturated from: %s.", joinWords(parts)), p, err
+	return "throughput_vs_load", fmt.Sprintf("Sustained output throughput against the offered load, per design: the output tokens served per session times the sessions per second delivered while they arrive (the whole run's rate divides by its idle tail and stays at the offered rate); rings where a design is first saturated (it cannot keep up: delivered under 90 %% of offered, or a queue that grows through the run); saturated from: %s.", joinWords(parts)), p, err
 }
 
 func (st *study) latencyPanels(sc string) ([]*reports.Chart, error) {
@@ -522,7 +522,7 @@ func (st *study) endurancePlot(sc string) (string, string, *reports.Chart, error
 	worst, worstName, rated := 0.0, "", 0.0
 	for d := 1; d < len(studyDesigns); d++ {
 		for m, sum := range []*reports.Summary{&st.designs[d].sum, &st.results[st.plan.delta[d-1]].sum} {
-			perDay, r0, _ := driveWrites(sum)
+			perDay, _, r0, _ := driveWrites(sum)
 			values[m][d-1] = perDay
 			if perDay > worst {
 				worst, worstName = perDay, studyDesigns[d]+" with "+modes[m]
@@ -530,12 +530,12 @@ func (st *study) endurancePlot(sc string) (string, string, *reports.Chart, error
 			rated = max(rated, r0)
 		}
 	}
-	p, err := reports.GroupedBars(title("Drive writes per day, by design and export mode", sc), "drive writes per day (per drive)", categories, modes, values)
+	p, err := reports.GroupedBars(title("Sustained drive writes per day, by design and export mode", sc), "sustained drive writes per day (per drive)", categories, modes, values)
 	if err == nil && rated > 0 {
 		p.Y.Max = max(p.Y.Max, 1.2*rated)
 		err = reports.HLine(p, fmt.Sprintf("rated: %g a day", rated), rated, -0.5, float64(len(categories))-0.5)
 	}
-	caption := fmt.Sprintf("The drive writes per day each storing design's exports make on each drive (its bytes written over the run, scaled to a day of the same traffic, over the capacity of the drive as sold), with whole objects (full, the patent's write-through) and with only the new part of each (delta); the most is %.2f (%s), against the drives' rated %g.",
+	caption := fmt.Sprintf("The drive writes per day each storing design's exports make on each drive at the scenario's load kept up around the clock (the bytes it writes per session times the sessions per second delivered while they arrive, over a day, over the capacity of the drive as sold), with whole objects (full, the patent's write-through) and with only the new part of each (delta); the most is %.1f (%s), against the drives' rated %g.",
 		worst, worstName, rated)
 	return "endurance", caption, p, err
 }

@@ -80,15 +80,17 @@ func (st *study) sums() []reports.Summary {
 	return out
 }
 
-// driveWrites is the drive writes per day of a run's busiest SSD tier
-// and that drive's rating; ok is false without an SSD tier.
-func driveWrites(s *reports.Summary) (perDay, rated float64, ok bool) {
+// driveWrites is the drive writes per day of a run's busiest SSD tier at
+// the load kept up for good (TierSummary.SustainedDriveWritesPerDay), the
+// same over the whole run, idle tail included, and that drive's rating;
+// ok is false without an SSD tier.
+func driveWrites(s *reports.Summary) (sustained, wholeRun, rated float64, ok bool) {
 	for _, t := range s.Tiers {
-		if t.Drives > 0 && (!ok || t.DriveWritesPerDay > perDay) {
-			perDay, rated, ok = t.DriveWritesPerDay, t.RatedDWPD, true
+		if t.Drives > 0 && (!ok || t.SustainedDriveWritesPerDay > sustained) {
+			sustained, wholeRun, rated, ok = t.SustainedDriveWritesPerDay, t.DriveWritesPerDay, t.RatedDWPD, true
 		}
 	}
-	return perDay, rated, ok
+	return sustained, wholeRun, rated, ok
 }
 
 // saturationText says where a design saturates on the load curve: at the
@@ -110,16 +112,16 @@ func (st *study) saturationText(d int) string {
 // load.
 func (st *study) headline() [][]string {
 	rows := [][]string{{"design", "requests", "resumed-turn TTFT p50 (ms)", "resumed-turn TTFT p99 (ms)", "TTFT p50 (ms)", "TTFT p99 (ms)",
-		"TPOT p50 (ms)", "hit ratio (tokens)", "output tokens/s", "drive writes per day (rated)", "saturates at"}}
+		"TPOT p50 (ms)", "hit ratio (tokens)", "output tokens/s, sustained", "drive writes per day, sustained (rated)", "saturates at"}}
 	for d, r := range st.designs {
 		s := r.sum
 		dwpd := "-"
-		if perDay, rated, ok := driveWrites(&s); ok {
-			dwpd = fmt.Sprintf("%.2f (%g)", perDay, rated)
+		if perDay, _, rated, ok := driveWrites(&s); ok {
+			dwpd = fmt.Sprintf("%.1f (%g)", perDay, rated)
 		}
 		rows = append(rows, []string{s.Design, strconv.Itoa(s.RequestsCompleted), fmt.Sprintf("%.1f", s.ResumedTTFTms.P50),
 			fmt.Sprintf("%.1f", s.ResumedTTFTms.P99), fmt.Sprintf("%.1f", s.TTFTms.P50), fmt.Sprintf("%.1f", s.TTFTms.P99),
-			fmt.Sprintf("%.2f", s.TPOTms.P50), fmt.Sprintf("%.3f", s.HitRatioTokens), fmt.Sprintf("%.0f", s.ThroughputTokensPerS),
+			fmt.Sprintf("%.2f", s.TPOTms.P50), fmt.Sprintf("%.3f", s.HitRatioTokens), fmt.Sprintf("%.0f", s.SustainedOutputTokensPerS),
 			dwpd, st.saturationText(d)})
 	}
 	return rows
@@ -163,8 +165,9 @@ func (st *study) lead() string {
 	} else {
 		fmt.Fprintf(&b, " Saturated at this load: %s (see the warning above).", strings.Join(saturated, ", "))
 	}
-	if perDay, rated, ok := driveWrites(&st.fpga().sum); ok {
-		fmt.Fprintf(&b, " The fpga design's write-through exports write %.1f drive writes per day to each drive, against a rating of %g.", perDay, rated)
+	if perDay, wholeRun, rated, ok := driveWrites(&st.fpga().sum); ok {
+		fmt.Fprintf(&b, " At this load kept up around the clock, the fpga design's write-through exports write %.1f drive writes per day to each drive, against a rating of %g (%.1f over the run, whose sessions stop arriving after %.0f s).",
+			perDay, rated, wholeRun, st.fpga().sum.Load.ArrivalWindowS)
 	}
 	return b.String()
 }
