@@ -1,8 +1,10 @@
 package scenario
 
 import (
+	"bytes"
 	_ "embed"
 	"fmt"
+	"io"
 	"reflect"
 	"sort"
 	"strings"
@@ -116,14 +118,33 @@ func load(data []byte, name string, sets []string) (*Loaded, error) {
 
 // apply decodes a YAML document over the scenario, key by key.
 func (l *Loaded) apply(data []byte, src string) error {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return &Error{Where: src, Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
+	doc, err := oneDocument(data, src)
+	if err != nil {
+		return err
 	}
 	if len(doc.Content) == 0 {
 		return nil
 	}
 	return l.walk(doc.Content[0], reflect.ValueOf(&l.Scenario).Elem(), "", src)
+}
+
+// oneDocument parses the YAML text of file src, which must hold one
+// document: a second one (after a "---") would be ignored without a word,
+// so it is an error naming the line it starts on. Empty text is an empty
+// document.
+func oneDocument(data []byte, src string) (*yaml.Node, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc, next yaml.Node
+	if err := dec.Decode(&doc); err != nil && err != io.EOF {
+		return nil, &Error{Where: src, Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
+	}
+	switch err := dec.Decode(&next); {
+	case err == io.EOF:
+		return &doc, nil
+	case err != nil:
+		return nil, &Error{Where: src, Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
+	}
+	return nil, &Error{Where: fmt.Sprintf("%s:%d", src, next.Line), Msg: "a second YAML document: a file holds one (remove the \"---\" and put its keys in the first)"}
 }
 
 // walk matches a mapping node against a struct: unknown keys are errors;
@@ -207,8 +228,8 @@ func (l *Loaded) set(s string) error {
 			return &Error{Where: where, Key: key, Msg: "is a section; set one of its keys: " + strings.Join(tags(f.Type()), ", ")}
 		}
 		if f.Kind() == reflect.Slice {
-			var doc yaml.Node
-			if err := yaml.Unmarshal([]byte(value), &doc); err != nil || len(doc.Content) == 0 {
+			doc, err := oneDocument([]byte(value), where)
+			if err != nil || len(doc.Content) == 0 {
 				return &Error{Where: where, Key: key, Msg: "want a list of mappings, such as [{name: dram, device: ddr5-4800, capacity: 64GB}]"}
 			}
 			return l.walkList(doc.Content[0], f, key, "--set")
@@ -227,8 +248,8 @@ func setLeaf(value string, f reflect.Value) error {
 		f.SetString("")
 		return nil
 	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal([]byte(value), &doc); err != nil || len(doc.Content) == 0 {
+	doc, err := oneDocument([]byte(value), "")
+	if err != nil || len(doc.Content) == 0 {
 		return fmt.Errorf("cannot use %q: want %s", value, kindName(f))
 	}
 	return decodeLeaf(doc.Content[0], f)

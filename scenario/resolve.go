@@ -591,10 +591,14 @@ func (r *resolver) capacity(key, text string, region int64) (int64, bool) {
 		r.fail(key, "%v (or unlimited)", err)
 		return region, false
 	}
-	if n < region {
+	switch {
+	case n < region:
 		r.fail(key, "%s is smaller than one %d MiB region", text, region>>20)
+	case n/region > regions:
+		r.fail(key, "%s is more than the %d B (%d regions of %d MiB, fpga.region_mib) the index addresses: give at most that, or unlimited",
+			text, regions*region, regions, region>>20)
 	}
-	return min(n/region, regions) * region, false
+	return n / region * region, false
 }
 
 func (r *resolver) resolveWorkload(sc *Scenario, out *resolved) {

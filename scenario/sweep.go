@@ -59,9 +59,9 @@ func LoadSweep(path string) (*Sweep, error) {
 	if err != nil {
 		return nil, &Error{Where: path, Msg: fmt.Sprintf("cannot read the sweep: %v", err)}
 	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, &Error{Where: path, Msg: err.Error()}
+	doc, err := oneDocument(data, path)
+	if err != nil {
+		return nil, err
 	}
 	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
 		return nil, &Error{Where: path, Msg: "expected a mapping with base, set and grid"}
