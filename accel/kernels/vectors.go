@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/kvcosim/kvcosim/internal/bounded"
+	"github.com/kvcosim/kvcosim/internal/jsonkeys"
 )
 
 // The golden-vector schemas of conformance/FORMAT.md.
@@ -78,6 +79,9 @@ func ReadVectors(path string) (*VectorFile, error) {
 	var f VectorFile
 	if err := json.Unmarshal(data, &f); err != nil {
 		return nil, fmt.Errorf("%s: not a golden-vector file: %v", path, err)
+	}
+	if err := jsonkeys.Check(data); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	switch f.Schema {
 	case SchemaBeam, SchemaSampleV1, SchemaSampleV2:

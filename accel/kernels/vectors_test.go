@@ -125,3 +125,13 @@ func TestBeamExpectedScoresPastTheOutput(t *testing.T) {
 	exp["sequence_scores"] = append(exp["sequence_scores"].([]any), 0, 0, 0)
 	assert.Contains(t, runOneCase(t, schema, cases[0]).Err, "sequence_scores: ")
 }
+
+// TestVectorFileKeysAreDistinct: a key written twice in a golden-vector
+// file is an error naming it (the last was read).
+func TestVectorFileKeysAreDistinct(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v.json")
+	body := `{"schema": "hf-beam-golden/v1", "cases": [{"name": "a", "expected": {"num_steps": 1,` + "\n" + `"num_steps": 2}}]}`
+	require.NoError(t, os.WriteFile(path, []byte(body), 0o644))
+	_, err := ReadVectors(path)
+	assert.ErrorContains(t, err, path+": line 2: key cases[0].expected.num_steps: written twice (first on line 1)")
+}

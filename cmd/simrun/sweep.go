@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kvcosim/kvcosim/internal/jsonkeys"
 	"github.com/kvcosim/kvcosim/reports"
 	"github.com/kvcosim/kvcosim/scenario"
 )
@@ -262,6 +263,9 @@ func readSweep(dir string) (sweepManifest, [][]string, error) {
 	}
 	if err := json.Unmarshal(js, &m); err != nil {
 		return m, nil, fmt.Errorf("%s: %v", filepath.Join(dir, "sweep.json"), err)
+	}
+	if err := jsonkeys.Check(js); err != nil {
+		return m, nil, fmt.Errorf("%s: %w", filepath.Join(dir, "sweep.json"), err)
 	}
 	data, err := os.ReadFile(filepath.Join(dir, "sweep.csv"))
 	if err != nil {
