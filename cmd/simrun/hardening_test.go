@@ -59,6 +59,7 @@ func TestBadInputExitsTwoNamingTheCulprit(t *testing.T) {
 		many = append(many, strconv.Itoa(i+1))
 	}
 	seeds := strings.Join(many, ", ")
+	topKP := `{"schema": "ascend-topktoppsample-v2-golden/v1", "cases": [{"name": "x", "inputs": {"batch": 1, "vocab": 2, "logits": [[1, 2]], "top_k": [0], "top_p": [1.0], "eps": 1e-8, "is_need_logits": true, "top_k_guess": 32, "ks_max": 1024}, "expected": {"logits_top_kp_select": {"fill": "-inf", "entries": [[[%s, 2]]]}}}]}`
 	mooncakeEpoch := writeFile(t, "epoch.jsonl", `{"timestamp": 0, "input_length": 10, "output_length": 2, "hash_ids": [1]}`+"\n"+
 		`{"timestamp": 1700000000000, "input_length": 10, "output_length": 2, "hash_ids": [2]}`+"\n")
 	mooncakeNaN := writeFile(t, "nan.jsonl", `{"timestamp": "NaN", "input_length": 10, "output_length": 2, "hash_ids": [1]}`+"\n")
@@ -133,6 +134,25 @@ func TestBadInputExitsTwoNamingTheCulprit(t *testing.T) {
 		{"run empty nodes", []string{"run", "-o", out("c8"), "--set", "system.nodes=~"}, []string{"system.nodes"}, out("c8")},
 		{"run tp 3 in the user's file", []string{"run", "-o", out("c9"), "-c", tp3}, []string{"scenario.yaml:2: key accelerator.tp"}, out("c9")},
 		{"trace-stats every line bad", []string{"trace-stats", "mooncake:" + mooncakeNaN}, []string{mooncakeNaN + ":1: field timestamp"}, ""},
+		// issue 38: each panicked, ran silently wrong or was accepted against the docs
+		{"kernels expected index past the vocab", []string{"kernels", "--vectors", writeFile(t, "v.json", fmt.Sprintf(topKP, "1000"))},
+			[]string{"v.json: case x: expected.logits_top_kp_select.entries[0][0] index 1000: want a whole number from 0 to inputs.vocab-1 = 1"}, ""},
+		{"kernels negative expected index", []string{"kernels", "--vectors", writeFile(t, "v.json", fmt.Sprintf(topKP, "-7"))},
+			[]string{"entries[0][0] index -7: want a whole number"}, ""},
+		{"run two documents", []string{"run", "-o", out("d1"), "-c", writeFile(t, "two.yaml", "seed: 3\n---\nseed: 4\n")},
+			[]string{"two.yaml:2: a second YAML document"}, out("d1")},
+		{"sweep two documents", []string{"sweep", "-c", writeSweepFile(t, "grid:\n  seed: [1]\n---\ngrid:\n  seed: [2]\n"), "-o", out("d2")},
+			[]string{"sweep.yaml:3: a second YAML document"}, out("d2")},
+		{"calibrate --tolerance Inf", []string{"calibrate", "--measured", measuredProfile, "--tolerance", "Inf"},
+			[]string{"--tolerance +Inf: want a positive, finite percentage"}, ""},
+		{"calibrate --tolerance NaN", []string{"calibrate", "--measured", measuredProfile, "--tolerance", "NaN"}, []string{"--tolerance NaN: want a positive, finite"}, ""},
+		{"calibrate --engine without --measured", []string{"calibrate", "--engine", "eager"},
+			[]string{"--engine: not read by calibrate without --measured or --fit (it reads --json)"}, ""},
+		{"calibrate --device with --fit alone", []string{"calibrate", "--fit", "--device", "h100-sxm"}, []string{"--device: not read by calibrate --fit"}, ""},
+		{"calibrate --engine with --measured --fit", []string{"calibrate", "--measured", measuredProfile, "--fit", "--out", out("f.yaml"), "--engine", "eager"},
+			[]string{"--engine: not read by calibrate --measured --fit (it reads --measured, --fit, --device, --out)"}, ""},
+		{"calibrate duplicate gpu", []string{"calibrate", "--measured", writeFile(t, "p.json", "{\"gpu\": \"NVIDIA H100\",\n\"gpu\": \"NVIDIA A100\"}")},
+			[]string{"p.json: line 2: key gpu: written twice (first on line 1)"}, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
