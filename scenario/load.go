@@ -46,10 +46,19 @@ type Loaded struct {
 // (simrun verify makes its own sessions).
 func (l *Loaded) UseWorkload(w *workloads.Workload) { l.workload = w }
 
-// Where returns the origin of a dotted key's value.
+// Where returns the origin of a dotted key's value; a key of a list's item
+// that the item leaves out ("storage.tiers[0].capacity"), the item's.
 func (l *Loaded) Where(key string) string {
 	if w, ok := l.where[key]; ok {
 		return w
+	}
+	if list, rest, ok := strings.Cut(key, "["); ok {
+		index, _, _ := strings.Cut(rest, "]")
+		for _, k := range []string{list + "[" + index + "]", list} {
+			if w, ok := l.where[k]; ok {
+				return w
+			}
+		}
 	}
 	return "(default)"
 }
@@ -151,13 +160,13 @@ func oneDocument(data []byte, src string) (*yaml.Node, error) {
 // each leaf is decoded into its field.
 func (l *Loaded) walk(n *yaml.Node, v reflect.Value, prefix, src string) error {
 	if n.Kind != yaml.MappingNode {
-		return &Error{Where: fmt.Sprintf("%s:%d", src, n.Line), Key: strings.TrimSuffix(prefix, "."), Msg: "expected a mapping of keys"}
+		return &Error{Where: origin(src, n.Line), Key: strings.TrimSuffix(prefix, "."), Msg: "expected a mapping of keys"}
 	}
 	seen := map[string]int{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, val := n.Content[i], n.Content[i+1]
 		key := prefix + k.Value
-		where := fmt.Sprintf("%s:%d", src, k.Line)
+		where := origin(src, k.Line)
 		if line, dup := seen[k.Value]; dup {
 			return &Error{Where: where, Key: key, Msg: fmt.Sprintf("set twice, on lines %d and %d", line, k.Line)}
 		}
@@ -190,17 +199,27 @@ func (l *Loaded) walk(n *yaml.Node, v reflect.Value, prefix, src string) error {
 // checked as a mapping of its own ("storage.tiers[1].device").
 func (l *Loaded) walkList(n *yaml.Node, f reflect.Value, key, src string) error {
 	if n.Kind != yaml.SequenceNode {
-		return &Error{Where: fmt.Sprintf("%s:%d", src, n.Line), Key: key, Msg: "expected a list of mappings"}
+		return &Error{Where: origin(src, n.Line), Key: key, Msg: "expected a list of mappings"}
 	}
 	list := reflect.MakeSlice(f.Type(), len(n.Content), len(n.Content))
 	for i, item := range n.Content {
 		if err := l.walk(item, list.Index(i), fmt.Sprintf("%s[%d].", key, i), src); err != nil {
 			return err
 		}
+		l.where[fmt.Sprintf("%s[%d]", key, i)] = origin(src, item.Line)
 	}
 	f.Set(list)
-	l.where[key] = fmt.Sprintf("%s:%d", src, n.Line)
+	l.where[key] = origin(src, n.Line)
 	return nil
+}
+
+// origin names where a key was written: the file and line, or the --set that
+// gave it (a list's items in its value, a line of their own).
+func origin(src string, line int) string {
+	if strings.HasPrefix(src, "--set ") {
+		return src
+	}
+	return fmt.Sprintf("%s:%d", src, line)
 }
 
 // set applies one --set dotted.key=value.
@@ -232,7 +251,7 @@ func (l *Loaded) set(s string) error {
 			if err != nil || len(doc.Content) == 0 {
 				return &Error{Where: where, Key: key, Msg: "want a list of mappings, such as [{name: dram, device: ddr5-4800, capacity: 64GB}]"}
 			}
-			return l.walkList(doc.Content[0], f, key, "--set")
+			return l.walkList(doc.Content[0], f, key, where)
 		}
 		if err := setLeaf(value, f); err != nil {
 			return &Error{Where: where, Key: key, Msg: err.Error()}

@@ -103,7 +103,7 @@ func (r *resolver) floatIn(key string, v, lo, hi float64) {
 // first.
 func (r *resolver) culprit(keys ...string) string {
 	for _, from := range []func(where string) bool{
-		func(w string) bool { return strings.HasPrefix(w, "--set") }, // "--set key=value", or "--set:line" inside one
+		func(w string) bool { return strings.HasPrefix(w, "--set") }, // "--set key=value"
 		func(w string) bool { return w != "(default)" && !strings.HasPrefix(w, "(default):") },
 	} {
 		for _, k := range keys {
@@ -297,8 +297,11 @@ func (r *resolver) resolveCPU(sc *Scenario, out *resolved) {
 func (r *resolver) resolveStorage(sc *Scenario, out *resolved) {
 	s := sc.Storage
 	r.intIn("storage.drives", int64(s.Drives), 1, maxDrives)
-	if s.Resolution != "" {
+	if s.Resolution != "" || !r.unset("storage.resolution") { // given empty, it is refused
 		out.resolution = pick(r, "storage.resolution", s.Resolution, memory.SSDResolutions.Parse)
+	}
+	if len(s.Tiers) == 0 && !r.unset("storage.tiers") {
+		r.fail("storage.tiers", "an empty list: give one tier or more, or leave storage.tiers out for storage.device and storage.capacity")
 	}
 	out.drives = max(1, s.Drives)
 	if r.unset("storage.drives") && (len(s.Tiers) > 0 || out.functional != nil) {
@@ -333,7 +336,10 @@ func (r *resolver) resolveStorage(sc *Scenario, out *resolved) {
 		} else if j := slices.IndexFunc(s.Tiers[:i], func(o TierSpec) bool { return o.Name == t.Name }); j >= 0 {
 			r.fail(key+".name", "%q: want a name of its own (tier %d has it)", t.Name, j)
 		}
-		if !slices.Contains(memory.TierDeviceNames(), t.Device) {
+		switch {
+		case t.Device == "":
+			r.fail(key+".device", "missing: every tier wants a device (allowed: %s)", strings.Join(memory.TierDeviceNames(), ", "))
+		case !slices.Contains(memory.TierDeviceNames(), t.Device):
 			r.fail(key+".device", "%q is not allowed (allowed: %s)", t.Device, strings.Join(memory.TierDeviceNames(), ", "))
 		}
 		out.tierDevices = append(out.tierDevices, t.Device)
@@ -347,6 +353,7 @@ func (r *resolver) resolveTiers(sc *Scenario, out *resolved, region int64) (last
 	if len(s.Tiers) == 0 {
 		bytes, unlimited := r.capacity("storage.capacity", s.Capacity, region)
 		out.tiers, out.tierDevices = []kvstore.Tier{{Name: s.Device, Bytes: bytes}}, []string{s.Device}
+		r.dramTierRead(sc, out)
 		if out.host.Design.DRAMTier && out.functional == nil {
 			dram, _ := r.capacity("store.dram_tier", sc.Store.DRAMTier, region)
 			out.tiers = append([]kvstore.Tier{{Name: "host-dram", Bytes: dram}}, out.tiers...)
@@ -355,12 +362,35 @@ func (r *resolver) resolveTiers(sc *Scenario, out *resolved, region int64) (last
 		}
 		return bytes, unlimited
 	}
+	r.dramTierRead(sc, out)
 	for i, t := range s.Tiers {
-		bytes, u := r.capacity(fmt.Sprintf("storage.tiers[%d].capacity", i), t.Capacity, region)
+		key := fmt.Sprintf("storage.tiers[%d].capacity", i)
+		if t.Capacity == "" {
+			r.fail(key, "missing: every tier wants a capacity (a size such as 2TB, or unlimited)")
+		}
+		bytes, u := r.capacity(key, t.Capacity, region)
 		out.tiers = append(out.tiers, kvstore.Tier{Name: t.Name, Bytes: bytes})
 		last, unlimited = bytes, u
 	}
 	return last, unlimited
+}
+
+// dramTierRead refuses store.dram_tier given another value than the
+// default's where no host-DRAM tier is built from it: a design without one
+// (recompute, cpu, fpga), storage.tiers given, or functional mode.
+func (r *resolver) dramTierRead(sc *Scenario, out *resolved) {
+	if !r.l.Changed("store.dram_tier") {
+		return
+	}
+	switch {
+	case !out.host.Design.DRAMTier:
+		r.fail(r.culprit("store.dram_tier", "system.design"), "%s: the %s design has no host-DRAM tier (lmcache and cachedattention have one); for tiers of your own give storage.tiers",
+			sc.Store.DRAMTier, out.host.Design)
+	case len(sc.Storage.Tiers) > 0:
+		r.fail(r.culprit("store.dram_tier", "storage.tiers"), "%s: storage.tiers is given, and replaces the design's host-DRAM tier: put a DRAM tier in the list", sc.Store.DRAMTier)
+	case out.functional != nil:
+		r.fail(r.culprit("store.dram_tier", "mode"), "%s: functional mode stores real bytes on one SSD, with no host-DRAM tier", sc.Store.DRAMTier)
+	}
 }
 
 func (r *resolver) resolveFPGA(sc *Scenario, out *resolved) {
@@ -483,6 +513,7 @@ func (r *resolver) resolveStore(sc *Scenario, out *resolved) {
 	m.Layout = out.fpga.Directory.Layout
 	out.host.Mech, out.host.Layers = m, int64(out.node.Model.Layers)
 	if !out.host.Design.Stores {
+		r.checkPreload(st, out) // a pre-load set for a design that stores nothing
 		return
 	}
 	if m.Load == hostcpu.LoadLayerwise && out.host.Design.Card {

@@ -151,6 +151,9 @@ func TestBadInputExitsTwoNamingTheCulprit(t *testing.T) {
 		{"calibrate --device with --fit alone", []string{"calibrate", "--fit", "--device", "h100-sxm"}, []string{"--device: not read by calibrate --fit"}, ""},
 		{"calibrate --engine with --measured --fit", []string{"calibrate", "--measured", measuredProfile, "--fit", "--out", out("f.yaml"), "--engine", "eager"},
 			[]string{"--engine: not read by calibrate --measured --fit (it reads --measured, --fit, --device, --out)"}, ""},
+		{"run --seed empty", []string{"run", "-o", out("e1"), "--seed", ""}, []string{`--seed "": want a whole number from 0 to 18446744073709551615`}, out("e1")},
+		{"study given a design", []string{"-o", out("e2"), "--set", "system.design=recompute"},
+			[]string{"simrun: --set system.design=recompute: key system.design: recompute: the default study runs every design"}, out("e2")},
 		{"calibrate duplicate gpu", []string{"calibrate", "--measured", writeFile(t, "p.json", "{\"gpu\": \"NVIDIA H100\",\n\"gpu\": \"NVIDIA A100\"}")},
 			[]string{"p.json: line 2: key gpu: written twice (first on line 1)"}, ""},
 	}
