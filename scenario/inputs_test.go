@@ -16,6 +16,12 @@ func tiersAtFirst(capacity string) string {
 		"\n    - name: b\n      device: kioxia-cm6\n      capacity: 1TB\n"
 }
 
+// customModel is a scenario of model: custom with the vocabulary given
+// (line 9).
+func customModel(vocab string) string {
+	return "model: custom\ncustom_model:\n  layers: 2\n  hidden: 64\n  heads: 4\n  kv_heads: 2\n  head_dim: 16\n  intermediate: 128\n  vocab: " + vocab + "\n  params_b: 0.01\n"
+}
+
 // TestWrongInputsAreRefusedNamingTheKey holds issue 38's reproducers of a
 // scenario accepted against the docs or read silently wrong: each is now an
 // error naming the file and line or --set, the key, and what is allowed.
@@ -47,6 +53,22 @@ func TestWrongInputsAreRefusedNamingTheKey(t *testing.T) {
 			"scenario.yaml:5: key storage.tiers[0].device: missing: every tier wants a device (allowed: kioxia-cm6,"},
 		{"a bad tier device by --set", "", []string{"system.design=cpu", "storage.tiers=[{name: a, device: nope, capacity: 1TB}]"},
 			`--set storage.tiers=[{name: a, device: nope, capacity: 1TB}]: key storage.tiers[0].device: "nope" is not allowed`},
+		// messages that blamed a key the user never set
+		{"a custom vocabulary of 1", customModel("1"), nil, "scenario.yaml:9: key custom_model.vocab: 1 is out of range (allowed: 2 to 16777216)"},
+		{"the default top-k over a custom vocabulary", customModel("10"), nil,
+			"scenario.yaml:9: key custom_model.vocab: accelerator.decoding.top_k 50 is more than the model's vocabulary of 10 tokens"},
+		{"a top-k set over a custom vocabulary", customModel("10"), []string{"accelerator.decoding.top_k=20"},
+			"--set accelerator.decoding.top_k=20: key accelerator.decoding.top_k: accelerator.decoding.top_k 20 is more than the model's vocabulary of 10 tokens"},
+		{"a custom shape left out", "model: custom\ncustom_model:\n  layers: 2\n", nil,
+			"scenario.yaml:1: key custom_model.hidden: missing: model: custom needs every key of its shape"},
+		{"a pre-load buffer past the KV memory", "", []string{"system.design=cachedattention", "workload.max_concurrency=4", "store.preload_buffer=39GB"},
+			"--set store.preload_buffer=39GB: key store.preload_buffer: 39GB leaves 1000000000 B of the accelerator's 40000000000 B for KV, less than one request of the whole 8192-token context window"},
+		{"a think median past the default p90", "", []string{"workload.think_median_s=400"},
+			"--set workload.think_median_s=400: key workload.think_median_s: p90 302 (workload.think_p90_s) must be finite and at least the median 400 (workload.think_median_s)"},
+		{"a negative system prompt", "", []string{"workload.system_prompt_tokens=-5"},
+			"--set workload.system_prompt_tokens=-5: key workload.system_prompt_tokens: workload.system_prompt_tokens = -5: must be at least 0"},
+		{"a whole load against the design's prefetch", "system:\n  design: cachedattention\nstore:\n  load: whole\n", nil,
+			"scenario.yaml:4: key store.load: store.prefetch (the cachedattention design's own): queue needs store.load: layerwise"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -81,4 +103,27 @@ func TestSweepAndDeviceFilesHoldOneDocument(t *testing.T) {
 // default's value (as a run's scenario.yaml gives every key), is taken.
 func TestKeysAtTheDefaultStayQuiet(t *testing.T) {
 	require.NoError(t, loadAndBuild(t, "", []string{"system.design=cpu", "store.dram_tier=64GiB", "store.preload=", "workload.sessions=2"}))
+}
+
+// TestDeviceFileMemoryIsBlamedOnTheFile: a device file's memory too small
+// for the model blames the device file, not the model the user left at
+// the default.
+func TestDeviceFileMemoryIsBlamedOnTheFile(t *testing.T) {
+	_, err := Load(writeDeviceFile(t, "base: h100-sxm\nmem_gb: 1\n"), nil)
+	assert.ErrorContains(t, err, "run.yaml:2: key accelerator.device_file: model \"llama-3-70b\" does not fit 4 x h100-sxm")
+}
+
+// TestVerifyBlamesTheUsersKeys: simrun verify's own settings (functional
+// mode, its store's capacity) are not blamed for a key of the user's file.
+func TestVerifyBlamesTheUsersKeys(t *testing.T) {
+	for _, c := range []struct{ yaml, want string }{
+		{"storage:\n  drives: 2\n", "scenario.yaml:2: key storage.drives: functional mode keeps the stored bytes on one drive"},
+		{"storage:\n  tiers:\n    - {name: a, device: kioxia-cm6, capacity: 1TB}\n", "scenario.yaml:3: key storage.tiers: functional mode stores real bytes on one SSD"},
+		{"storage:\n  device: nope\n", "scenario.yaml:2: key storage.device: "},
+	} {
+		_, err := Verify(writeScenario(t, c.yaml), 1, 1)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), c.want)
+		assert.NotContains(t, err.Error(), verifySets)
+	}
 }

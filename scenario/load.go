@@ -69,9 +69,14 @@ func (l *Loaded) Unset(key string) bool { return strings.HasPrefix(l.Where(key),
 
 // Load reads the embedded default, then the file (if path is not empty),
 // then the --set overrides ("dotted.key=value"), and validates the result.
-func Load(path string, sets []string) (*Loaded, error) {
+func Load(path string, sets []string) (*Loaded, error) { return loadAs(path, sets, "--set") }
+
+// loadAs is Load with the overrides given by who ("--set", or a command
+// that sets keys of its own, as simrun verify does): errors name them so,
+// and a culprit is looked for among the user's keys first (culprit).
+func loadAs(path string, sets []string, who string) (*Loaded, error) {
 	if path == "" {
-		return load(nil, "", sets)
+		return load(nil, "", sets, who)
 	}
 	data, err := readBounded(path, MaxScenarioBytes, "a scenario file")
 	if err != nil {
@@ -80,7 +85,7 @@ func Load(path string, sets []string) (*Loaded, error) {
 	if len(strings.TrimSpace(string(data))) == 0 {
 		return nil, &Error{Where: path, Msg: "the scenario file is empty"}
 	}
-	return load(data, path, sets)
+	return load(data, path, sets, who)
 }
 
 // MaxScenarioBytes bounds a scenario file: far more than any scenario
@@ -99,10 +104,10 @@ func readBounded(path string, limit int, what string) ([]byte, error) {
 
 // LoadBytes is Load for a scenario held in memory (named name in errors).
 func LoadBytes(name string, data []byte, sets []string) (*Loaded, error) {
-	return load(data, name, sets)
+	return load(data, name, sets, "--set")
 }
 
-func load(data []byte, name string, sets []string) (*Loaded, error) {
+func load(data []byte, name string, sets []string, who string) (*Loaded, error) {
 	l := &Loaded{where: map[string]string{}}
 	if err := l.apply(defaultYAML, "(default)"); err != nil {
 		return nil, err
@@ -113,7 +118,7 @@ func load(data []byte, name string, sets []string) (*Loaded, error) {
 		}
 	}
 	for _, s := range sets {
-		if err := l.set(s); err != nil {
+		if err := l.set(s, who); err != nil {
 			return nil, err
 		}
 	}
@@ -222,10 +227,10 @@ func origin(src string, line int) string {
 	return fmt.Sprintf("%s:%d", src, line)
 }
 
-// set applies one --set dotted.key=value.
-func (l *Loaded) set(s string) error {
+// set applies one --set dotted.key=value, given by who.
+func (l *Loaded) set(s, who string) error {
 	key, value, ok := strings.Cut(s, "=")
-	where := "--set " + s
+	where := who + " " + s
 	if !ok || key == "" {
 		return &Error{Where: where, Msg: "expected dotted.key=value"}
 	}

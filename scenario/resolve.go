@@ -49,8 +49,13 @@ type resolver struct {
 }
 
 func (r *resolver) fail(key, format string, args ...any) {
+	r.failAt(r.l.Where(key), key, format, args...)
+}
+
+// failAt records the first error, at where rather than where key was set.
+func (r *resolver) failAt(where, key, format string, args ...any) {
 	if r.err == nil {
-		r.err = &Error{Where: r.l.Where(key), Key: key, Msg: fmt.Sprintf(format, args...)}
+		r.err = &Error{Where: where, Key: key, Msg: fmt.Sprintf(format, args...)}
 	}
 }
 
@@ -104,7 +109,7 @@ func (r *resolver) floatIn(key string, v, lo, hi float64) {
 func (r *resolver) culprit(keys ...string) string {
 	for _, from := range []func(where string) bool{
 		func(w string) bool { return strings.HasPrefix(w, "--set") }, // "--set key=value"
-		func(w string) bool { return w != "(default)" && !strings.HasPrefix(w, "(default):") },
+		func(w string) bool { return !strings.HasPrefix(w, "(") },    // a file's line: not the default's, nor a command's own (verifySets)
 	} {
 		for _, k := range keys {
 			if from(r.l.Where(k)) {
@@ -186,7 +191,11 @@ func (r *resolver) resolveAccelerator(sc *Scenario, out *resolved) {
 	r.intIn("accelerator.kv_block_tokens", int64(a.KVBlockTokens), 1, 1<<16)
 	r.intIn("accelerator.max_batch", int64(a.MaxBatch), 1, 1<<16)
 	r.intIn("accelerator.token_budget", int64(a.TokenBudget), 1, 1<<24)
-	r.intIn("accelerator.decoding.top_k", int64(a.Decoding.TopK), 0, int64(max(m.Vocab, 1)))
+	r.intIn("accelerator.decoding.top_k", int64(a.Decoding.TopK), 0, 1<<24)
+	if a.Decoding.TopK > m.Vocab && r.err == nil { // the default's top-k against a small vocabulary blames the vocabulary
+		r.fail(r.culprit("accelerator.decoding.top_k", "custom_model.vocab", "functional.vocab", "model"),
+			"accelerator.decoding.top_k %d is more than the model's vocabulary of %d tokens (allowed: a top-k of 0 to %d, or a larger vocabulary)", a.Decoding.TopK, m.Vocab, m.Vocab)
+	}
 	r.intIn("accelerator.decoding.beams", int64(a.Decoding.Beams), 1, 64)
 	if r.err != nil {
 		return
@@ -199,7 +208,7 @@ func (r *resolver) resolveAccelerator(sc *Scenario, out *resolved) {
 		r.check("accelerator.tp", m.Validate(tp))
 	}
 	node, err := accel.NewNode(m, dev, tp, wdt, kvdt, int64(a.ReserveGB*1e9), r.decoding(a.Decoding, m, kvdt))
-	r.check(r.culprit("model", "accelerator.reserve_gb", "accelerator.tp", "accelerator.device", "accelerator.weight_dtype"), err)
+	r.check(r.culprit("model", "accelerator.reserve_gb", "accelerator.tp", "accelerator.device", "accelerator.device_file", "accelerator.weight_dtype"), err)
 	if r.err != nil {
 		return
 	}
@@ -227,7 +236,7 @@ func (r *resolver) resolveAccelerator(sc *Scenario, out *resolved) {
 	if out.kvCapacity > 0 && out.kvCapacity < block {
 		r.fail("accelerator.kv_capacity", "%s is less than one %d-token block of %d B", a.KVCapacity, out.kvBlock, block)
 	} else if left := out.node.KVCapacityBytes(); left < block {
-		r.fail(r.culprit("accelerator.reserve_gb", "model", "accelerator.tp", "accelerator.device", "accelerator.weight_dtype"),
+		r.fail(r.culprit("accelerator.reserve_gb", "model", "accelerator.tp", "accelerator.device", "accelerator.device_file", "accelerator.weight_dtype"),
 			"the device's memory leaves %d B for KV, less than one %d-token block of %d B", left, out.kvBlock, block)
 	}
 }
@@ -235,14 +244,28 @@ func (r *resolver) resolveAccelerator(sc *Scenario, out *resolved) {
 // customShape checks model: custom's shape key by key; false if one is
 // out of range.
 func (r *resolver) customShape(c CustomModel) bool {
-	for _, f := range []struct {
+	shape := []struct {
 		key string
 		v   int
 	}{{"layers", c.Layers}, {"hidden", c.Hidden}, {"heads", c.Heads}, {"kv_heads", c.KVHeads}, {"head_dim", c.HeadDim},
-		{"intermediate", c.Intermediate}, {"vocab", c.Vocab}} {
-		r.intIn("custom_model."+f.key, int64(f.v), 1, 1<<24)
+		{"intermediate", c.Intermediate}, {"vocab", c.Vocab}, {"params_b", 1}}
+	for _, f := range shape[:len(shape)-1] {
+		lo := int64(1)
+		if f.key == "vocab" {
+			lo = 2 // a sampler chooses among two tokens at least
+		}
+		if key := "custom_model." + f.key; !r.unset(key) {
+			r.intIn(key, int64(f.v), lo, 1<<24)
+		}
 	}
-	r.floatIn("custom_model.params_b", c.ParamsB, 1e-6, 1e5)
+	if !r.unset("custom_model.params_b") {
+		r.floatIn("custom_model.params_b", c.ParamsB, 1e-6, 1e5)
+	}
+	for _, f := range shape { // a key left out has no default to fall back on: model: custom is the culprit
+		if key := "custom_model." + f.key; r.unset(key) {
+			r.failAt(r.l.Where("model"), key, "missing: model: custom needs every key of its shape (layers, hidden, heads, kv_heads, head_dim, intermediate, vocab, params_b)")
+		}
+	}
 	r.intIn("custom_model.context_tokens", c.ContextTokens, 0, 1<<24)
 	return r.err == nil
 }
@@ -317,17 +340,21 @@ func (r *resolver) resolveStorage(sc *Scenario, out *resolved) {
 		out.ssd.Resolution = out.resolution
 		return
 	}
-	for _, key := range []string{"storage.device", "storage.capacity"} {
-		if !r.unset(key) {
-			r.fail(key, "storage.tiers is given too: give the tiers, or one device and its capacity")
-		}
-	}
 	switch {
 	case !out.host.Design.Stores: // the tiers are built, and idle
 	case len(s.Tiers) > 1 && out.host.Design.Card:
 		r.fail("storage.tiers", "the %s design reaches one tier (the patent's external store), not %d", out.host.Design, len(s.Tiers))
 	case out.functional != nil:
 		r.fail("storage.tiers", "functional mode stores real bytes on one SSD: give storage.device and storage.capacity")
+	}
+	for _, key := range []string{"storage.device", "storage.capacity"} {
+		if !r.unset(key) {
+			culprit, other := key, "storage.tiers"
+			if r.culprit(key, other) == other {
+				culprit, other = other, key
+			}
+			r.fail(culprit, "%s is given too: give the tiers, or one device and its capacity", other)
+		}
 	}
 	for i, t := range s.Tiers {
 		key := fmt.Sprintf("storage.tiers[%d]", i)
@@ -538,7 +565,15 @@ func (r *resolver) resolveStore(sc *Scenario, out *resolved) {
 	if err := m.Validate(len(out.tiers)); err != nil {
 		key, msg, _ := strings.Cut(err.Error(), ": ")
 		key, _, _ = strings.Cut(key, " ")
-		r.fail(r.culprit(strings.Split(key, ",")...), "%s", msg)
+		keys := strings.Split(key, ",")
+		culprit := r.culprit(keys...)
+		switch { // the message is the first key's: say so when another key is blamed
+		case culprit != keys[0] && r.unset(keys[0]):
+			msg = fmt.Sprintf("%s (the %s design's own): %s", keys[0], out.host.Design, msg)
+		case culprit != keys[0]:
+			msg = keys[0] + ": " + msg
+		}
+		r.fail(culprit, "%s", msg)
 	}
 	r.checkPreload(st, out)
 }
@@ -554,8 +589,15 @@ func (r *resolver) checkPreload(st Store, out *resolved) {
 		return
 	}
 	block := out.host.KVBytesPerToken * out.kvBlock
-	if room := out.kvRoom(); out.host.Mech.PreloadBufferBytes > room-block {
-		r.fail(r.culprit("store.preload_buffer", "accelerator.kv_capacity"), "%s leaves less than one KV block (%d B) of the accelerator's %d B for KV", st.PreloadBuffer, block, room)
+	window := (out.host.ContextTokens + out.kvBlock - 1) / out.kvBlock * block // a whole context window's KV, in blocks
+	buffer, room := out.host.Mech.PreloadBufferBytes, out.kvRoom()
+	culprit := r.culprit("store.preload_buffer", "accelerator.kv_capacity", "accelerator.max_model_len")
+	switch {
+	case buffer > room-block:
+		r.fail(culprit, "%s leaves less than one KV block (%d B) of the accelerator's %d B for KV", st.PreloadBuffer, block, room)
+	case buffer > room-window:
+		r.fail(culprit, "%s leaves %d B of the accelerator's %d B for KV, less than one request of the whole %d-token context window (%d B): such a request would never be admitted, and its node would stall (allowed: a buffer of at most %d B, or more KV memory)",
+			st.PreloadBuffer, room-buffer, room, out.host.ContextTokens, window, room-window)
 	}
 }
 
@@ -670,14 +712,12 @@ func (r *resolver) resolveWorkload(sc *Scenario, out *resolved) {
 	if out.node != nil {
 		c.Vocab = out.node.Model.Vocab
 	}
-	if err := c.Validate(); err != nil {
-		key, msg := "workload", err.Error()
-		if strings.HasPrefix(msg, "workload.") {
-			key, _, _ = strings.Cut(msg, " ")
-			key = strings.TrimSuffix(key, ":")
-			msg = strings.TrimPrefix(msg, key+": ")
-		}
-		r.fail(key, "%s", msg)
+	if err := c.Validate(); err != nil { // "workload.KEY[,workload.KEY]: ..." names the keys, "model: ..." the model
+		msg := err.Error()
+		keys, _, _ := strings.Cut(msg, " ")
+		keys = strings.TrimSuffix(keys, ":")
+		msg = strings.TrimPrefix(msg, keys+": ")
+		r.fail(r.culprit(append(strings.Split(keys, ","), "workload")...), "%s", msg)
 	}
 	out.synthetic = c
 	if w.Kind == "synthetic" && r.err == nil {

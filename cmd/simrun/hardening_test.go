@@ -51,6 +51,7 @@ func TestBadInputExitsTwoNamingTheCulprit(t *testing.T) {
 	otherValues := one
 	otherValues.Values, otherValues.Shard = [][]string{{"cpu", "recompute"}}, "1/2"
 	shard1Values := fakeSweep(t, otherValues, []string{"1", "recompute"})
+	shard0Again := fakeSweep(t, one, []string{"0", "cpu"})
 	noKeys := fakeSweep(t, sweepManifest{Points: 1, Scenario: "a"}, []string{"0"})
 	headerOnly := fakeSweep(t, one)
 	beam := `{"schema": "hf-beam-golden/v1", "cases": [{"name": "tiny", "params": {"vocab_size": %s, "num_beams": 1, "early_stopping": true, "max_length": 4, "eos_token_id": 0}, "prompts": [[0]], "model_check": [{"tokens": [0], "prefix_hash": "0", "logits_head": [0, 0]}], "expected": {"num_steps": 1}}]}`
@@ -151,6 +152,8 @@ func TestBadInputExitsTwoNamingTheCulprit(t *testing.T) {
 		{"calibrate --device with --fit alone", []string{"calibrate", "--fit", "--device", "h100-sxm"}, []string{"--device: not read by calibrate --fit"}, ""},
 		{"calibrate --engine with --measured --fit", []string{"calibrate", "--measured", measuredProfile, "--fit", "--out", out("f.yaml"), "--engine", "eager"},
 			[]string{"--engine: not read by calibrate --measured --fit (it reads --measured, --fit, --device, --out)"}, ""},
+		{"merge one folder twice", []string{"merge", "-o", out("m3"), shard0, shard0}, []string{shard0 + " is given twice (folders 1 and 2 to merge)"}, out("m3")},
+		{"merge a point in two shards", []string{"merge", "-o", out("m4"), shard0, shard0Again}, []string{"point 0 is in two shards, " + shard0 + " and " + shard0Again}, out("m4")},
 		{"run --seed empty", []string{"run", "-o", out("e1"), "--seed", ""}, []string{`--seed "": want a whole number from 0 to 18446744073709551615`}, out("e1")},
 		{"study given a design", []string{"-o", out("e2"), "--set", "system.design=recompute"},
 			[]string{"simrun: --set system.design=recompute: key system.design: recompute: the default study runs every design"}, out("e2")},

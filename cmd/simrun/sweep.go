@@ -385,8 +385,11 @@ func notAnInput(out string, dirs []string) error {
 func mergeShards(dirs []string) ([][]string, sweepManifest, error) {
 	var whole sweepManifest
 	var header []string
-	byPoint := map[int][]string{}
+	byPoint, from := map[int][]string{}, map[int]string{}
 	for i, dir := range dirs {
+		if j := slices.IndexFunc(dirs[:i], func(d string) bool { return absPath(d) == absPath(dir) }); j >= 0 {
+			return nil, whole, fmt.Errorf("%s is given twice (folders %d and %d to merge): give each shard once", dir, j+1, i+1)
+		}
 		m, rows, err := readSweep(dir)
 		if err != nil {
 			return nil, whole, err
@@ -401,10 +404,10 @@ func mergeShards(dirs []string) ([][]string, sweepManifest, error) {
 			if err != nil || p < 0 || p >= whole.Points {
 				return nil, whole, fmt.Errorf("%s: bad point %q", dir, r[0])
 			}
-			if _, dup := byPoint[p]; dup {
-				return nil, whole, fmt.Errorf("point %d is in two shards", p)
+			if first, dup := from[p]; dup {
+				return nil, whole, fmt.Errorf("point %d is in two shards, %s and %s", p, first, dir)
 			}
-			byPoint[p] = r
+			byPoint[p], from[p] = r, dir
 		}
 	}
 	rows := [][]string{header}
