@@ -49,7 +49,11 @@ func (r *resolver) resolveFunctional(sc *Scenario, out *resolved) {
 	}
 	d := accel.Decoding{Kind: pick(r, "functional.decoding", f.Decoding, accel.DecodeKinds.Parse),
 		TopK: f.TopK, TopP: float32(f.TopP), Beams: f.Beams}
-	r.intIn("functional.top_k", int64(f.TopK), 1, int64(max(f.Vocab, 1)))
+	r.intIn("functional.top_k", int64(f.TopK), 1, 1<<24)
+	if d.Kind == accel.Sample && f.TopK > f.Vocab && r.err == nil { // only sample reads it: the default's top-k blames a small vocabulary
+		r.fail(r.culprit("functional.top_k", "functional.vocab", "functional.decoding"), "functional.top_k %d is more than functional.vocab's %d tokens (allowed: a top-k of 1 to %d, or a larger vocabulary)",
+			f.TopK, f.Vocab, f.Vocab)
+	}
 	r.floatIn("functional.top_p", f.TopP, 1e-6, 1)
 	r.intIn("functional.beams", int64(f.Beams), 1, 64)
 	if d.Kind == accel.Beam {

@@ -67,6 +67,8 @@ func TestWrongInputsAreRefusedNamingTheKey(t *testing.T) {
 			"--set workload.think_median_s=400: key workload.think_median_s: p90 302 (workload.think_p90_s) must be finite and at least the median 400 (workload.think_median_s)"},
 		{"a negative system prompt", "", []string{"workload.system_prompt_tokens=-5"},
 			"--set workload.system_prompt_tokens=-5: key workload.system_prompt_tokens: workload.system_prompt_tokens = -5: must be at least 0"},
+		{"functional sample's default top-k over a small vocabulary", "", []string{"mode=functional", "functional.vocab=8", "functional.decoding=sample", "accelerator.decoding.top_k=8"},
+			"--set functional.vocab=8: key functional.vocab: functional.top_k 40 is more than functional.vocab's 8 tokens"},
 		{"a whole load against the design's prefetch", "system:\n  design: cachedattention\nstore:\n  load: whole\n", nil,
 			"scenario.yaml:4: key store.load: store.prefetch (the cachedattention design's own): queue needs store.load: layerwise"},
 	}
@@ -103,6 +105,8 @@ func TestSweepAndDeviceFilesHoldOneDocument(t *testing.T) {
 // default's value (as a run's scenario.yaml gives every key), is taken.
 func TestKeysAtTheDefaultStayQuiet(t *testing.T) {
 	require.NoError(t, loadAndBuild(t, "", []string{"system.design=cpu", "store.dram_tier=64GiB", "store.preload=", "workload.sessions=2"}))
+	// beam search reads no top-k: the default's 40 over a vocabulary of 8 was refused, blaming functional.top_k
+	require.NoError(t, loadAndBuild(t, "", []string{"mode=functional", "functional.vocab=8", "functional.decoding=beam", "accelerator.decoding.top_k=8"}))
 }
 
 // TestDeviceFileMemoryIsBlamedOnTheFile: a device file's memory too small
