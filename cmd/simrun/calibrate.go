@@ -148,12 +148,16 @@ type measuredRun struct {
 // profile's GPU's).
 func readMeasured(path, device string) (*accel.Profile, string, accel.Device, error) {
 	p, err := accel.ReadProfile(path)
-	if err == nil && device == "" {
+	given := device != ""
+	if err == nil && !given {
 		device, err = accel.ProfileDevice(p.GPU)
 	}
 	var d accel.Device
 	if err == nil {
 		d, err = accel.DevicePreset(device)
+		if err != nil && given {
+			err = fmt.Errorf("--device %s: %w", device, err)
+		}
 	}
 	return p, device, d, err
 }
@@ -165,6 +169,11 @@ func runMeasured(m measuredRun, stdout, stderr io.Writer) int {
 	if !(m.tolerancePct > 0) || math.IsInf(m.tolerancePct, 0) {
 		fmt.Fprintf(stderr, "simrun calibrate: --tolerance %v: want a positive, finite percentage\n", m.tolerancePct)
 		return 2
+	}
+	if m.engine != "" {
+		if _, err := accel.ParseEngine(m.engine); err != nil {
+			return calibrateFailed(stderr, fmt.Errorf("--engine %s: %w", m.engine, err))
+		}
 	}
 	p, device, d, err := readMeasured(m.path, m.device)
 	var rows []accel.Compared
