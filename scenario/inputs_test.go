@@ -46,6 +46,8 @@ func TestWrongInputsAreRefusedNamingTheKey(t *testing.T) {
 			"--set store.dram_tier=8GiB: key store.dram_tier: 8GiB: the cpu design has no host-DRAM tier (lmcache and cachedattention have one)"},
 		{"a DRAM tier beside tiers", "", []string{"system.design=lmcache", "store.dram_tier=8GiB", "storage.tiers=[{name: ssd, device: kioxia-cm6, capacity: 1TB}]"},
 			"--set store.dram_tier=8GiB: key store.dram_tier: 8GiB: storage.tiers is given, and replaces the design's host-DRAM tier"},
+		{"a KV cap above the device's memory", "", []string{"accelerator.kv_capacity=1TB"},
+			"--set accelerator.kv_capacity=1TB: key accelerator.kv_capacity: 1TB is more than the 146892587008 B the device's memory leaves for KV"},
 		// a tier item's left-out key was blamed on (default)
 		{"a tier without a capacity by --set", "", []string{"system.design=cpu", "storage.tiers=[{name: a, device: kioxia-cm6}]"},
 			"--set storage.tiers=[{name: a, device: kioxia-cm6}]: key storage.tiers[0].capacity: missing: every tier wants a capacity"},

@@ -233,9 +233,14 @@ func (r *resolver) resolveAccelerator(sc *Scenario, out *resolved) {
 		out.host.KVBytesPerToken = int64(m.Layers) * int64(2*m.KVHeads*m.HeadDim) * 4 // float32
 	}
 	block := out.host.KVBytesPerToken * out.kvBlock
-	if out.kvCapacity > 0 && out.kvCapacity < block {
+	left := out.node.KVCapacityBytes()
+	switch {
+	case out.kvCapacity > 0 && out.kvCapacity < block:
 		r.fail("accelerator.kv_capacity", "%s is less than one %d-token block of %d B", a.KVCapacity, out.kvBlock, block)
-	} else if left := out.node.KVCapacityBytes(); left < block {
+	case out.kvCapacity > left && r.l.Changed("accelerator.kv_capacity"): // the default's 40GB is a cap where it can be one
+		r.fail("accelerator.kv_capacity", "%s is more than the %d B the device's memory leaves for KV (after the weights and accelerator.reserve_gb): a cap above it changes nothing (allowed: at most %d B, or auto)",
+			a.KVCapacity, left, left)
+	case left < block:
 		r.fail(r.culprit("accelerator.reserve_gb", "model", "accelerator.tp", "accelerator.device", "accelerator.device_file", "accelerator.weight_dtype"),
 			"the device's memory leaves %d B for KV, less than one %d-token block of %d B", left, out.kvBlock, block)
 	}
