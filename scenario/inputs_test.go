@@ -91,13 +91,17 @@ func TestTierCapacityIsNotClamped(t *testing.T) {
 	assert.Equal(t, int64(4503599625273344), l.resolved.tiers[0].Bytes)
 }
 
-// TestSweepAndDeviceFilesHoldOneDocument: the files a scenario reads
-// besides itself refuse a second document too.
-func TestSweepAndDeviceFilesHoldOneDocument(t *testing.T) {
+// TestSweepAndDeviceFileErrorsNameTheirLine: the files a scenario reads
+// besides itself refuse a second document too, and an empty grid is named
+// at its line.
+func TestSweepAndDeviceFileErrorsNameTheirLine(t *testing.T) {
 	sweep := filepath.Join(t.TempDir(), "sweep.yaml")
 	require.NoError(t, os.WriteFile(sweep, []byte("grid:\n  seed: [1, 2]\n---\ngrid:\n  seed: [3]\n"), 0o644))
 	_, err := LoadSweep(sweep)
 	assert.ErrorContains(t, err, "sweep.yaml:3: a second YAML document")
+	require.NoError(t, os.WriteFile(sweep, []byte("set:\n  seed: 1\ngrid: {}\n"), 0o644))
+	_, err = LoadSweep(sweep)
+	assert.ErrorContains(t, err, "sweep.yaml:3: key grid: the grid is empty", "the grid's line")
 	_, err = Load(writeDeviceFile(t, "base: h100-sxm\n---\nbase: a100-80gb\n"), nil)
 	assert.ErrorContains(t, err, "key accelerator.device_file: ")
 	assert.ErrorContains(t, err, "my-gpu.yaml:2: a second YAML document")
