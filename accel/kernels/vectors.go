@@ -215,6 +215,9 @@ func (c *sampleCase) input() (SampleInput, error) {
 	if err := checkVocab("inputs.vocab", i.Vocab); err != nil {
 		return SampleInput{}, err
 	}
+	if i.Batch < 1 {
+		return SampleInput{}, fmt.Errorf("inputs.batch = %d: want at least 1", i.Batch)
+	}
 	in := SampleInput{Batch: i.Batch, Vocab: i.Vocab, Logits: flat(i.Logits), TopK: i.TopK, TopP: floats(i.TopP),
 		MinPs: floats(i.MinPs), Q: flat(i.Q), Eps: float32(i.Eps), IsNeedLogits: i.NeedLogits, TopKGuess: i.TopKGuess,
 		KsMax: i.KsMax, InputIsLogits: i.InputIsLogits == nil || *i.InputIsLogits, IsNeedSampleResult: i.NeedSample}

@@ -106,6 +106,7 @@ func TestExpectedIndicesAreRangeChecked(t *testing.T) {
 			{"entry 1.5", setEntry(1.5), "entries[0][0] index 1.5: want a whole number"},
 			{"vocab 1, expected unchanged", vocabOne, "want a whole number from 0 to inputs.vocab-1 = 0"},
 			{"logits_idx rows past the batch", extraRow("logits_idx"), "expected.logits_idx has 100 rows: want at most inputs.batch"},
+			{"a negative batch", func(in, _ map[string]any) { in["batch"] = -1 }, "inputs.batch = -1: want at least 1"},
 			{"logits_sort_masked rows past the batch", extraRow("logits_sort_masked"), "expected.logits_sort_masked has 100 rows: want at most inputs.batch"},
 		} {
 			t.Run(v+"/"+c.name, func(t *testing.T) {
