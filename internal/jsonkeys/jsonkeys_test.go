@@ -1,6 +1,7 @@
 package jsonkeys
 
 import (
+	"encoding/json"
 	"fmt"
 	"testing"
 
@@ -20,7 +21,10 @@ func TestCheckFindsTheFirstKeyWrittenTwice(t *testing.T) {
 		{"the same key in two objects", `[{"x": 1}, {"x": 2}, {"y": {"x": 3}}]`, nil},
 		{"a key equal to a value", `{"a": "b", "b": "a"}`, nil},
 		{"empty objects and lists", `{"a": {}, "b": [], "c": [{}]}`, nil},
-		{"not JSON", `{"a": 1, "a"`, &DuplicateError{Path: "a", Line: 1, First: 1}},
+		{"cut short after a duplicate", `{"a": 1, "a": `, &DuplicateError{Path: "a", Line: 1, First: 1}},
+		{"an escaped duplicate", `{"a": 1, "\u0061": 2}`, &DuplicateError{Path: "a", Line: 1, First: 1}},
+		{"braces and colons in strings", `{"a": "{\"a\": 1}", "b": [":", "}"], "c": {"a": "x"}}`, nil},
+		{"an escaped quote in a key", `{"a\"": 1, "a": 2}`, nil},
 		{"broken before a duplicate", `{"a": 1, ]`, nil},
 	}
 	for _, c := range cases {
@@ -41,4 +45,21 @@ func ExampleCheck() {
 	err := Check([]byte("{\"gpu\": \"NVIDIA H100\",\n \"gpu\": \"NVIDIA A100\"}"))
 	fmt.Println(err)
 	// Output: line 2: key gpu: written twice (first on line 1): give each key once
+}
+
+// FuzzScanAgreesWithTheWalk: on valid JSON the byte scan finds a duplicate
+// exactly when the token walk does.
+func FuzzScanAgreesWithTheWalk(f *testing.F) {
+	for _, seed := range []string{`{"a": 1, "a": 2}`, `[{"x": [1, {"y": 2, "y": 3}]}]`, `{"a": "\"a\":", "b": {"a": 1}}`,
+		`{"\u0061": 1, "a": 2}`, `{"a\\": 1, "a": 2}`, `"x"`, `[]`} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !json.Valid(data) {
+			return
+		}
+		if scan, walked := hasDuplicate(data), walk(data) != nil; scan != walked {
+			t.Fatalf("%q: the scan says %v, the walk %v", data, scan, walked)
+		}
+	})
 }
