@@ -12,6 +12,7 @@ import (
 
 	"github.com/kvcosim/kvcosim/accel/kernels"
 	"github.com/kvcosim/kvcosim/internal/bounded"
+	"github.com/kvcosim/kvcosim/internal/jsonkeys"
 	"github.com/kvcosim/kvcosim/memory"
 	"github.com/kvcosim/kvcosim/sim"
 )
@@ -99,21 +100,50 @@ func ReadProfile(path string) (*Profile, error) {
 const maxProfileBytes = 16 << 20
 
 // profileCounts bounds each count a profile's row may give: whole numbers,
-// at most what a GPU run could have (a batch of 65,536, 2^24 tokens, 1 TiB
-// copied, a vocabulary of 2^22). A row of batch 2e9 built that many
-// decodes and ran out of memory; a negative one was priced as batch 0.
-var profileCounts = map[string]float64{"batch": 1 << 16, "context": 1 << 24, "tokens": 1 << 24, "new": 1 << 24,
-	"cached": 1 << 24, "bytes": 1 << 40, "kv_bytes": 1 << 40, "vocab": 1 << 22}
+// at least 1 where a row of none measures nothing, at most what a GPU run
+// could have (a batch of 65,536, 2^24 tokens, 1 TiB copied, a vocabulary
+// of 2^22). A row of batch 2e9 built that many decodes and ran out of
+// memory; a negative one was priced as batch 0.
+var profileCounts = map[string][2]float64{"batch": {1, 1 << 16}, "context": {0, 1 << 24}, "tokens": {1, 1 << 24}, "new": {1, 1 << 24},
+	"cached": {0, 1 << 24}, "bytes": {1, 1 << 40}, "kv_bytes": {0, 1 << 40}, "vocab": {1, 1 << 22}, "layers": {1, 1 << 16}}
 
-// checkCounts refuses a row's count that is not a whole number in range.
-func checkCounts(path, where string, row map[string]float64) error {
-	for _, key := range slices.Sorted(maps.Keys(row)) {
-		limit, ok := profileCounts[key]
-		if v := row[key]; ok && !(v >= 0 && v <= limit && v == math.Trunc(v)) {
-			return fmt.Errorf("%s: %s.%s = %v: want a whole number in [0, %d]", path, where, key, v, int64(limit))
+// rowNeeds is the counts a row of each group must give.
+var rowNeeds = map[string][]string{"prefill": {"tokens"}, "chunk": {"new", "cached"}, "decode": {"batch", "context"},
+	"pcie": {"bytes"}, "sampling": {"batch", "vocab"}}
+
+// checkRow refuses a row of group that lacks a count the group needs or
+// any time, a count that is not a whole number in range, or a time
+// (isTime) that is not positive: every row, whether the model
+// prices it or not.
+func checkRow(path, group, where string, row map[string]float64) error {
+	for _, key := range rowNeeds[group] {
+		if _, ok := row[key]; !ok {
+			return fmt.Errorf("%s: %s: no %s (a %s row gives %s and its times)", path, where, key, group, strings.Join(rowNeeds[group], ", "))
 		}
 	}
+	times := 0
+	for _, key := range slices.Sorted(maps.Keys(row)) {
+		v := row[key]
+		if r, ok := profileCounts[key]; ok && !(v >= r[0] && v <= r[1] && v == math.Trunc(v)) {
+			return fmt.Errorf("%s: %s.%s = %v: want a whole number in [%d, %d]", path, where, key, v, int64(r[0]), int64(r[1]))
+		}
+		if isTime(key) {
+			times++
+			if !(v > 0) || math.IsInf(v, 0) {
+				return fmt.Errorf("%s: %s.%s = %v: a time must be positive", path, where, key, v)
+			}
+		}
+	}
+	if times == 0 {
+		return fmt.Errorf("%s: %s: no time (a field such as step_s or argmax_s_graph): the row measures nothing", path, where)
+	}
 	return nil
+}
+
+// isTime reports whether a row's field is a time in seconds: its name ends
+// in _s, or has _s before how it was run (sort_topk_topp_s_graph).
+func isTime(field string) bool {
+	return strings.HasSuffix(field, "_s") || strings.Contains(field, "_s_")
 }
 
 // parseProfile reads a profile's bytes; path names it in errors.
@@ -122,7 +152,10 @@ func parseProfile(path string, data []byte) (*Profile, error) {
 	if err := json.Unmarshal(data, &keys); err != nil {
 		return nil, fmt.Errorf("%s: not a JSON object: %w", path, err)
 	}
-	for k := range keys {
+	if err := jsonkeys.Check(data); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		if !slices.Contains(profileKeys, k) {
 			return nil, fmt.Errorf("%s: key %q: unknown group (known: %s)", path, k, strings.Join(profileKeys, ", "))
 		}
@@ -136,12 +169,9 @@ func parseProfile(path string, data []byte) (*Profile, error) {
 	}
 	p := &Profile{Path: path, GPU: f.GPU}
 	add := func(r MeasuredRow, field string, row map[string]float64) error {
-		v, ok := row[field]
+		v, ok := row[field] // checkRow has checked it
 		if !ok {
 			return nil
-		}
-		if !(v > 0) || math.IsInf(v, 0) {
-			return fmt.Errorf("%s: %s.%s = %v: a time must be positive", path, r.Where, field, v)
 		}
 		r.Where, r.Measured = r.Where+"."+field, v
 		p.Rows = append(p.Rows, r)
@@ -150,9 +180,12 @@ func parseProfile(path string, data []byte) (*Profile, error) {
 	if err := p.readModels(f, add); err != nil {
 		return nil, err
 	}
+	if err := f.checkModelKeys(path); err != nil {
+		return nil, err
+	}
 	for i, row := range f.PCIe {
 		where := fmt.Sprintf("pcie[%d]", i)
-		if err := checkCounts(path, where, row); err != nil {
+		if err := checkRow(path, "pcie", where, row); err != nil {
 			return nil, err
 		}
 		b := int64(row["bytes"])
@@ -167,7 +200,7 @@ func parseProfile(path string, data []byte) (*Profile, error) {
 		}
 	}
 	for i, row := range f.Sampling {
-		if err := checkCounts(path, fmt.Sprintf("sampling[%d]", i), row); err != nil {
+		if err := checkRow(path, "sampling", fmt.Sprintf("sampling[%d]", i), row); err != nil {
 			return nil, err
 		}
 		r := MeasuredRow{Group: "sampling", Label: fmt.Sprintf("sort top-k/top-p batch %d", int(row["batch"])),
@@ -239,7 +272,7 @@ func (p *Profile) readModels(f profileFile, add func(MeasuredRow, string, map[st
 			}
 			for i, row := range g.rows[model] {
 				where := fmt.Sprintf("%s.%s[%d]", g.name, model, i)
-				if err := checkCounts(p.Path, where, row); err != nil {
+				if err := checkRow(p.Path, g.name, where, row); err != nil {
 					return err
 				}
 				if err := g.each(m, where, row); err != nil {
@@ -249,6 +282,37 @@ func (p *Profile) readModels(f profileFile, add func(MeasuredRow, string, map[st
 		}
 	}
 	return nil
+}
+
+// checkModelKeys refuses a model under "layers" or "shapes" that no
+// prefill, chunk or decode rows measure (a misspelt name changed nothing),
+// and a shape that is no model.
+func (f profileFile) checkModelKeys(path string) error {
+	measured := func(name string) bool {
+		return slices.ContainsFunc([]map[string][]map[string]float64{f.Prefill, f.Chunk, f.Decode},
+			func(g map[string][]map[string]float64) bool { _, ok := g[name]; return ok })
+	}
+	for _, key := range []struct {
+		name  string
+		names []string
+	}{{"layers", slices.Sorted(maps.Keys(f.Layers))}, {"shapes", slices.Sorted(maps.Keys(f.Shapes))}} {
+		for _, name := range key.names {
+			if !measured(name) {
+				return fmt.Errorf("%s: %s.%s: no prefill, chunk or decode rows of %s (models with rows: %s)", path, key.name, name, name, strings.Join(f.rowModels(), ", "))
+			}
+		}
+	}
+	return nil
+}
+
+// rowModels names the models of the prefill, chunk and decode rows.
+func (f profileFile) rowModels() []string {
+	var out []string
+	for _, g := range []map[string][]map[string]float64{f.Prefill, f.Chunk, f.Decode} {
+		out = append(out, slices.Collect(maps.Keys(g))...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // model is the shape of a profile's model: one of its shapes, else a

@@ -76,6 +76,9 @@ func TestMeasuredProfileGroupsAndShapes(t *testing.T) {
 	}
 }
 
+// decodeRow is a profile's decode group of one valid row.
+const decodeRow = `"decode": {"llama-3-8b": [{"batch": 1, "context": 512, "step_s": 0.01}]}`
+
 func TestMeasuredProfileBadInput(t *testing.T) {
 	cases := []struct{ name, body, want string }{
 		{"not JSON", "[", "not a JSON object"},
@@ -93,9 +96,29 @@ func TestMeasuredProfileBadInput(t *testing.T) {
 		{"slice too deep", `{"gpu": "H100", "layers": {"llama-3-8b": 40}, "decode": {"llama-3-8b": [{"batch": 1, "context": 512, "step_s": 0.01}]}}`,
 			"decode.llama-3-8b: layers.llama-3-8b = 40: a slice of 1 to 32 layers of a dense model"},
 		{"a batch no GPU runs", `{"gpu": "H100", "decode": {"llama-3-8b": [{"batch": 2e9, "context": 512, "step_s": 0.01}]}}`,
-			"decode.llama-3-8b[0].batch = 2e+09: want a whole number in [0, 65536]"},
+			"decode.llama-3-8b[0].batch = 2e+09: want a whole number in [1, 65536]"},
 		{"a negative batch", `{"gpu": "H100", "sampling": [{"batch": -5, "vocab": 128256, "sort_topk_topp_s_graph": 0.001}]}`,
-			"sampling[0].batch = -5: want a whole number in [0, 65536]"},
+			"sampling[0].batch = -5: want a whole number in [1, 65536]"},
+		// issue 38: a key given twice was read as the last; rows the model
+		// does not price were never checked
+		{"gpu twice", "{\"gpu\": \"NVIDIA H100\",\n \"gpu\": \"NVIDIA A100\", " + decodeRow + "}", "line 2: key gpu: written twice (first on line 1)"},
+		{"a time twice", `{"gpu": "H100", "decode": {"llama-3-8b": [{"batch": 1, "context": 512, "step_s": 0.01, "step_s": 9}]}}`,
+			"line 1: key decode.llama-3-8b[0].step_s: written twice"},
+		{"several unknown groups", `{"gpu": "H100", "zeta": 1, "beta": 2, "alpha": 3, "gamma": 4, ` + decodeRow + "}", `key "alpha": unknown group`},
+		{"a negative prefill the model skips", `{"gpu": "H100", "prefill": {"llama-3-8b": [{"tokens": 128, "prefill_s": -1}]}, ` + decodeRow + "}",
+			"prefill.llama-3-8b[0].prefill_s = -1: a time must be positive"},
+		{"a zero copy the model skips", `{"gpu": "H100", "pcie": [{"bytes": 4096, "h2d_pinned_s": 0, "d2h_pinned_s": 0.0001}], ` + decodeRow + "}",
+			"pcie[0].h2d_pinned_s = 0: a time must be positive"},
+		{"an empty decode row", `{"gpu": "H100", "decode": {"llama-3-8b": [{"batch": 1, "context": 512, "step_s": 0.01}, {}]}}`,
+			"decode.llama-3-8b[1]: no batch (a decode row gives batch, context and its times)"},
+		{"a decode row without a time", `{"gpu": "H100", "decode": {"llama-3-8b": [{"batch": 1, "context": 512, "step_s": 0.01}, {"batch": 2, "context": 512}]}}`,
+			"decode.llama-3-8b[1]: no time (a field such as step_s or argmax_s_graph): the row measures nothing"},
+		{"a sampling time the model skips", `{"gpu": "H100", "sampling": [{"batch": 1, "vocab": 128256, "argmax_s_eager": -0.5}], ` + decodeRow + "}",
+			"sampling[0].argmax_s_eager = -0.5: a time must be positive"},
+		{"an unknown model under layers", `{"gpu": "H100", "layers": {"llama-9": 8}, ` + decodeRow + "}",
+			"layers.llama-9: no prefill, chunk or decode rows of llama-9 (models with rows: llama-3-8b)"},
+		{"a shape no row measures", `{"gpu": "H100", "shapes": {"mine": {"layers": 2, "hidden": 64, "heads": 2, "kv_heads": 2, "intermediate": 128, "vocab": 100}}, ` + decodeRow + "}",
+			"shapes.mine: no prefill, chunk or decode rows of mine"},
 		{"a fraction of a token", `{"gpu": "H100", "prefill": {"llama-3-8b": [{"tokens": 2048.5, "prefill_s": 0.1}]}}`,
 			"prefill.llama-3-8b[0].tokens = 2048.5: want a whole number"},
 		{"a context past any window", `{"gpu": "H100", "decode": {"llama-3-8b": [{"batch": 1, "context": 1e18, "step_s": 0.01}]}}`,
@@ -104,12 +127,14 @@ func TestMeasuredProfileBadInput(t *testing.T) {
 		{"not a profile's size", `{"gpu": "H100", "pad": "` + strings.Repeat("x", maxProfileBytes) + `"}`, "more than 16 MiB: not a profile"},
 	}
 	for _, c := range cases {
-		path := filepath.Join(t.TempDir(), "profile.json")
-		require.NoError(t, os.WriteFile(path, []byte(c.body), 0o644))
-		_, err := ReadProfile(path)
-		require.Error(t, err, c.name)
-		assert.Contains(t, err.Error(), path, c.name)
-		assert.Contains(t, err.Error(), c.want, c.name)
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "profile.json")
+			require.NoError(t, os.WriteFile(path, []byte(c.body), 0o644))
+			_, err := ReadProfile(path)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), path)
+			assert.Contains(t, err.Error(), c.want)
+		})
 	}
 	_, err := ProfileDevice("Tesla T4")
 	assert.ErrorContains(t, err, `gpu "Tesla T4": no device preset for it: name one with --device`)

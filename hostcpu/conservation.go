@@ -89,11 +89,14 @@ func (s *System) stalled() error {
 		}
 		r := s.reqs.At(n.waiting.Peek())
 		tokens := r.rec.PromptTokens + r.rec.OutputTokens
+		remedy := "give the accelerator more KV memory (accelerator.kv_capacity) or run fewer sessions at once (workload.max_concurrency)"
+		if s.preloadOn {
+			remedy = "give the accelerator more KV memory (accelerator.kv_capacity), a smaller pre-load buffer (store.preload_buffer, set aside from it) or run fewer sessions at once (workload.max_concurrency)"
+		}
 		return fmt.Errorf("hostcpu: at %v: node %d stalled with %d requests waiting and none running: "+
 			"the first (session %d, turn %d) needs %d more KV blocks, %d of %d are free, and the sessions "+
-			"holding the rest have turns on the way or queued behind it; give the accelerator more KV memory "+
-			"(accelerator.kv_capacity) or run fewer sessions at once (workload.max_concurrency)",
-			s.eng.Now(), n.index, n.waiting.Len(), r.sess.id, r.rec.Turn, n.KV.Extra(r.sess.id, tokens), n.KV.Free(), n.KV.Total())
+			"holding the rest have turns on the way or queued behind it; %s",
+			s.eng.Now(), n.index, n.waiting.Len(), r.sess.id, r.rec.Turn, n.KV.Extra(r.sess.id, tokens), n.KV.Free(), n.KV.Total(), remedy)
 	}
 	return nil
 }

@@ -200,17 +200,17 @@ type Mechanisms struct {
 func (m Mechanisms) Validate(tiers int) error {
 	switch {
 	case m.Load == LoadLayerwise && m.Layout == kvstore.LayoutTokenMajor:
-		return fmt.Errorf("store.load: layerwise needs each layer's K and V apart from the others' (fpga.layout: claim9 or layer-major), not token-major")
+		return fmt.Errorf("store.load,fpga.layout: layerwise needs each layer's K and V apart from the others' (fpga.layout: claim9 or layer-major), not token-major")
 	case m.LoadWait == LoadWaitRequest && m.Load == LoadWhole:
-		return fmt.Errorf("store.load_wait: request needs store.load: layerwise (a whole load ends before the request queues); allowed here: batch")
+		return fmt.Errorf("store.load_wait,store.load: request needs store.load: layerwise (a whole load ends before the request queues); allowed here: batch")
 	case m.Prefetch == PrefetchQueue && tiers < 2:
 		return fmt.Errorf("store.prefetch,storage.tiers,store.dram_tier,system.design: queue needs a tier above the one the KV is stored in (storage.tiers, or a design with a DRAM tier); allowed here: none")
 	case m.Prefetch == PrefetchQueue && m.Load == LoadWhole:
-		return fmt.Errorf("store.prefetch: queue needs store.load: layerwise (a whole load starts when the lookup ends: there is no wait to prefetch in); allowed here: none")
+		return fmt.Errorf("store.prefetch,store.load: queue needs store.load: layerwise (a whole load starts when the lookup ends: there is no wait to prefetch in); allowed here: none")
 	case m.Save == SaveAsync && m.AsyncBufferBytes < 1:
 		return fmt.Errorf("store.async_buffer = %d B: must be positive", m.AsyncBufferBytes)
 	case m.Preload == PreloadQueue && m.Load == LoadWhole:
-		return fmt.Errorf("store.preload: queue needs store.load: layerwise (a pre-load is the layer-wise load begun early); allowed here: none")
+		return fmt.Errorf("store.preload,store.load: queue needs store.load: layerwise (a pre-load is the layer-wise load begun early); allowed here: none")
 	case m.Preload == PreloadQueue && m.PreloadBufferBytes < 1:
 		return fmt.Errorf("store.preload_buffer = %d B: must be positive", m.PreloadBufferBytes)
 	case m.PrefetchWindowTurns < AutoWindow:

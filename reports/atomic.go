@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -24,8 +25,12 @@ type AtomicFile struct {
 	w    io.Writer
 }
 
-// CreateAtomic starts the file at path.
+// CreateAtomic starts the file at path, which must be a regular file or
+// absent (CheckOutputFile).
 func CreateAtomic(path string) (*AtomicFile, error) {
+	if err := CheckOutputFile(path); err != nil {
+		return nil, fmt.Errorf("cannot write %s: %w", path, err)
+	}
 	f, err := os.CreateTemp(existingFolder(filepath.Dir(path)), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return nil, fmt.Errorf("cannot write %s: %w", path, err)
@@ -35,6 +40,40 @@ func CreateAtomic(path string) (*AtomicFile, error) {
 		a.w = OutputHook(f)
 	}
 	return a, nil
+}
+
+// CheckOutputFile refuses an output path that exists and is not a regular
+// file: the rename that puts a file in place would replace a symbolic link
+// (its target never written), a named pipe or a device node, and fails on
+// a folder. The error says what the path is; the caller names it.
+func CheckOutputFile(path string) error {
+	st, err := os.Lstat(path)
+	switch {
+	case os.IsNotExist(err):
+		return nil
+	case err != nil:
+		return err
+	case st.Mode().IsRegular():
+		return nil
+	}
+	return fmt.Errorf("%s, not a regular file: name a regular file or a new path (the output is put in place by a rename, which would replace it)", fileKind(st.Mode()))
+}
+
+// fileKind says in words what a path that is not a regular file is.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	case m.IsDir():
+		return "a folder"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	}
+	return "a special file"
 }
 
 // existingFolder is dir or its nearest ancestor that exists: a folder made

@@ -6,8 +6,6 @@ import (
 	"reflect"
 	"strings"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/kvcosim/kvcosim/accel"
 )
 
@@ -21,9 +19,9 @@ func (r *resolver) deviceFile(key, full string) accel.Device {
 		r.fail(key, "cannot read the device file: %v", err)
 		return accel.Device{}
 	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		r.fail(key, "%s: %s", full, strings.TrimPrefix(err.Error(), "yaml: "))
+	doc, err := oneDocument(data, full)
+	if err != nil {
+		r.fail(key, "%v", err)
 		return accel.Device{}
 	}
 	if len(doc.Content) == 0 {

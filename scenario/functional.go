@@ -54,20 +54,29 @@ func (r *resolver) resolveFunctional(sc *Scenario, out *resolved) {
 	}
 	d := accel.Decoding{Kind: pick(r, "functional.decoding", f.Decoding, accel.DecodeKinds.Parse),
 		TopK: f.TopK, TopP: float32(f.TopP), Beams: f.Beams}
-	r.intIn("functional.top_k", int64(f.TopK), 1, int64(max(f.Vocab, 1)))
+	r.intIn("functional.top_k", int64(f.TopK), 1, 1<<24)
+	if d.Kind == accel.Sample && f.TopK > f.Vocab && r.err == nil { // only sample reads it: the default's top-k blames a small vocabulary
+		r.fail(r.culprit("functional.top_k", "functional.vocab", "functional.decoding"), "functional.top_k %d is more than functional.vocab's %d tokens (allowed: a top-k of 1 to %d, or a larger vocabulary)",
+			f.TopK, f.Vocab, f.Vocab)
+	}
 	r.floatIn("functional.top_p", f.TopP, 1e-6, 1)
 	r.intIn("functional.beams", int64(f.Beams), 1, 64)
 	if d.Kind == accel.Beam {
 		r.check("functional.beams", kernels.BeamParams{Vocab: f.Vocab, NumBeams: f.Beams, EOS: []int{0}, NumReturnSequences: 1}.Validate())
 	}
 	r.floatIn("functional.corrupt_fraction", f.CorruptFraction, 0, 1)
-	limit := float64(workloads.MaxSyntheticBytes)
+	limit := float64(functionalMemoryLimitGiB << 30)
 	if f.MemoryLimitGiB != 0 { // 0: the default
 		r.floatIn("functional.memory_limit_gib", f.MemoryLimitGiB, 1, workloads.MaxMemoryLimitGiB)
 		limit = f.MemoryLimitGiB * (1 << 30)
 	}
 	out.functional = &functionalConfig{model: cfg, decoding: d, corrupt: f.CorruptFraction, limitBytes: limit}
 }
+
+// functionalMemoryLimitGiB is functional.memory_limit_gib's default: room
+// for the default shape over the default 400 sessions (estimated at 5.56
+// GB), on a machine of 24 GB.
+const functionalMemoryLimitGiB = 8
 
 // What a functional run holds beyond a timed one: tinylm's float32
 // weights (tinylm.Config.WeightBytes) and the K and V of its tokens

@@ -81,11 +81,11 @@ func TestFunctionalMemoryIsEstimatedFirst(t *testing.T) {
 		want string // "": it builds
 	}{
 		{"a vocabulary of a million", append([]string{"functional.vocab=1048576", "functional.hidden=4096", "functional.layers=64"}, small...),
-			"key functional.vocab: functional mode would take about 47.9 GB in a run, more than the 4 GiB limit (functional.memory_limit_gib, at most 256, on a machine with room): " +
+			"key functional.vocab: functional mode would take about 47.9 GB in a run, more than the 8 GiB limit (functional.memory_limit_gib, at most 256, on a machine with room): " +
 				"tinylm's weights 47.8 GB (embedding and logits 34.4 GB for functional.vocab 1048576 x functional.hidden 4096; functional.layers 64: 13.4 GB)"},
 		{"64 wide layers", append([]string{"functional.hidden=4096", "functional.layers=64"}, small...), "key functional.layers: functional mode would take about 13.5 GB"},
-		{"400 default sessions", []string{"mode=functional"}, "key workload.sessions: functional mode would take about 5.56 GB in a run, more than the 4 GiB limit"},
-		{"400 default sessions on a machine with room", []string{"mode=functional", "functional.memory_limit_gib=8"}, ""},
+		{"400 default sessions", []string{"mode=functional"}, ""},
+		{"400 default sessions under a lower limit", []string{"mode=functional", "functional.memory_limit_gib=4"}, "key workload.sessions: functional mode would take about 5.56 GB in a run, more than the 4 GiB limit"},
 		{"the functional limit past the maximum", []string{"mode=functional", "functional.memory_limit_gib=300"},
 			"key functional.memory_limit_gib: 300 is out of range (allowed: 1 to 256)"},
 		{"the synthetic limit past the maximum", []string{"workload.memory_limit_gib=1048576"},

@@ -35,12 +35,32 @@ func (r *resolver) kindKeys(w Workload) {
 	if w.Synthetic() {
 		keys, reader = traceOnlyKeys, "a trace's replay"
 	}
-	def := defaultWorkload()
 	for _, k := range keys {
-		if v := workloadValue(w, k); !r.unset(k) && v != workloadValue(def, k) {
-			r.fail(r.culprit(k, "workload.kind"), "%s is %v, but only %s reads it, and workload.kind is %s", k, v, reader, w.Kind)
+		if r.l.Changed(k) {
+			r.fail(r.culprit(k, "workload.kind"), "%s is %v, but only %s reads it, and workload.kind is %s", k, workloadValue(w, k), reader, w.Kind)
 		}
 	}
+}
+
+// Changed reports whether the file or a --set gave key (dotted) another
+// value than the embedded default's: a copy of the default, or a run's
+// scenario.yaml, sets every key, most to the default's values.
+func (l *Loaded) Changed(key string) bool {
+	def := defaultScenario()
+	return !l.Unset(key) && !reflect.DeepEqual(keyValue(&l.Scenario, key), keyValue(&def, key))
+}
+
+// keyValue is the value of a dotted key of sc.
+func keyValue(sc *Scenario, key string) any {
+	v := reflect.ValueOf(sc).Elem()
+	for _, part := range strings.Split(key, ".") {
+		f, ok := fieldByTag(v, part)
+		if !ok {
+			panic("scenario: no key " + key)
+		}
+		v = f
+	}
+	return v.Interface()
 }
 
 // SyntheticDefaults are the synthetic generator's keys at the embedded
@@ -56,14 +76,17 @@ func SyntheticDefaults() []string {
 	return sets
 }
 
-// defaultWorkload is the embedded default scenario's workload.
-var defaultWorkload = sync.OnceValue(func() Workload {
+// defaultScenario is the embedded default scenario.
+var defaultScenario = sync.OnceValue(func() Scenario {
 	var sc Scenario
 	if err := yaml.Unmarshal(defaultYAML, &sc); err != nil {
 		panic(fmt.Sprintf("scenario: the embedded default: %v", err))
 	}
-	return sc.Workload
+	return sc
 })
+
+// defaultWorkload is the embedded default scenario's workload.
+func defaultWorkload() Workload { return defaultScenario().Workload }
 
 // workloadValue is the value of workload key k ("workload." and a field's
 // YAML name).

@@ -1,8 +1,10 @@
 package scenario
 
 import (
+	"bytes"
 	_ "embed"
 	"fmt"
+	"io"
 	"reflect"
 	"sort"
 	"strings"
@@ -44,10 +46,19 @@ type Loaded struct {
 // (simrun verify makes its own sessions).
 func (l *Loaded) UseWorkload(w *workloads.Workload) { l.workload = w }
 
-// Where returns the origin of a dotted key's value.
+// Where returns the origin of a dotted key's value; a key of a list's item
+// that the item leaves out ("storage.tiers[0].capacity"), the item's.
 func (l *Loaded) Where(key string) string {
 	if w, ok := l.where[key]; ok {
 		return w
+	}
+	if list, rest, ok := strings.Cut(key, "["); ok {
+		index, _, _ := strings.Cut(rest, "]")
+		for _, k := range []string{list + "[" + index + "]", list} {
+			if w, ok := l.where[k]; ok {
+				return w
+			}
+		}
 	}
 	return "(default)"
 }
@@ -62,9 +73,14 @@ func (l *Loaded) Unset(key string) bool { return strings.HasPrefix(l.Where(key),
 
 // Load reads the embedded default, then the file (if path is not empty),
 // then the --set overrides ("dotted.key=value"), and validates the result.
-func Load(path string, sets []string) (*Loaded, error) {
+func Load(path string, sets []string) (*Loaded, error) { return loadAs(path, sets, "--set") }
+
+// loadAs is Load with the overrides given by who ("--set", or a command
+// that sets keys of its own, as simrun verify does): errors name them so,
+// and a culprit is looked for among the user's keys first (culprit).
+func loadAs(path string, sets []string, who string) (*Loaded, error) {
 	if path == "" {
-		return load(nil, "", sets)
+		return load(nil, "", sets, who)
 	}
 	data, err := readBounded(path, MaxScenarioBytes, "a scenario file")
 	if err != nil {
@@ -73,7 +89,7 @@ func Load(path string, sets []string) (*Loaded, error) {
 	if len(strings.TrimSpace(string(data))) == 0 {
 		return nil, &Error{Where: path, Msg: "the scenario file is empty"}
 	}
-	return load(data, path, sets)
+	return load(data, path, sets, who)
 }
 
 // MaxScenarioBytes bounds a scenario file: far more than any scenario
@@ -92,10 +108,10 @@ func readBounded(path string, limit int, what string) ([]byte, error) {
 
 // LoadBytes is Load for a scenario held in memory (named name in errors).
 func LoadBytes(name string, data []byte, sets []string) (*Loaded, error) {
-	return load(data, name, sets)
+	return load(data, name, sets, "--set")
 }
 
-func load(data []byte, name string, sets []string) (*Loaded, error) {
+func load(data []byte, name string, sets []string, who string) (*Loaded, error) {
 	l := &Loaded{where: map[string]string{}}
 	if err := l.apply(defaultYAML, "(default)"); err != nil {
 		return nil, err
@@ -106,7 +122,7 @@ func load(data []byte, name string, sets []string) (*Loaded, error) {
 		}
 	}
 	for _, s := range sets {
-		if err := l.set(s); err != nil {
+		if err := l.set(s, who); err != nil {
 			return nil, err
 		}
 	}
@@ -120,9 +136,9 @@ func load(data []byte, name string, sets []string) (*Loaded, error) {
 
 // apply decodes a YAML document over the scenario, key by key.
 func (l *Loaded) apply(data []byte, src string) error {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return &Error{Where: src, Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
+	doc, err := oneDocument(data, src)
+	if err != nil {
+		return err
 	}
 	if len(doc.Content) == 0 {
 		return nil
@@ -130,17 +146,36 @@ func (l *Loaded) apply(data []byte, src string) error {
 	return l.walk(doc.Content[0], reflect.ValueOf(&l.Scenario).Elem(), "", src)
 }
 
+// oneDocument parses the YAML text of file src, which must hold one
+// document: a second one (after a "---") would be ignored without a word,
+// so it is an error naming the line it starts on. Empty text is an empty
+// document.
+func oneDocument(data []byte, src string) (*yaml.Node, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc, next yaml.Node
+	if err := dec.Decode(&doc); err != nil && err != io.EOF {
+		return nil, &Error{Where: src, Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
+	}
+	switch err := dec.Decode(&next); {
+	case err == io.EOF:
+		return &doc, nil
+	case err != nil:
+		return nil, &Error{Where: src, Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
+	}
+	return nil, &Error{Where: fmt.Sprintf("%s:%d", src, next.Line), Msg: "a second YAML document: a file holds one (remove the \"---\" and put its keys in the first)"}
+}
+
 // walk matches a mapping node against a struct: unknown keys are errors;
 // each leaf is decoded into its field.
 func (l *Loaded) walk(n *yaml.Node, v reflect.Value, prefix, src string) error {
 	if n.Kind != yaml.MappingNode {
-		return &Error{Where: fmt.Sprintf("%s:%d", src, n.Line), Key: strings.TrimSuffix(prefix, "."), Msg: "expected a mapping of keys"}
+		return &Error{Where: origin(src, n.Line), Key: strings.TrimSuffix(prefix, "."), Msg: "expected a mapping of keys"}
 	}
 	seen := map[string]int{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, val := n.Content[i], n.Content[i+1]
 		key := prefix + k.Value
-		where := fmt.Sprintf("%s:%d", src, k.Line)
+		where := origin(src, k.Line)
 		if line, dup := seen[k.Value]; dup {
 			return &Error{Where: where, Key: key, Msg: fmt.Sprintf("set twice, on lines %d and %d", line, k.Line)}
 		}
@@ -173,23 +208,33 @@ func (l *Loaded) walk(n *yaml.Node, v reflect.Value, prefix, src string) error {
 // checked as a mapping of its own ("storage.tiers[1].device").
 func (l *Loaded) walkList(n *yaml.Node, f reflect.Value, key, src string) error {
 	if n.Kind != yaml.SequenceNode {
-		return &Error{Where: fmt.Sprintf("%s:%d", src, n.Line), Key: key, Msg: "expected a list of mappings"}
+		return &Error{Where: origin(src, n.Line), Key: key, Msg: "expected a list of mappings"}
 	}
 	list := reflect.MakeSlice(f.Type(), len(n.Content), len(n.Content))
 	for i, item := range n.Content {
 		if err := l.walk(item, list.Index(i), fmt.Sprintf("%s[%d].", key, i), src); err != nil {
 			return err
 		}
+		l.where[fmt.Sprintf("%s[%d]", key, i)] = origin(src, item.Line)
 	}
 	f.Set(list)
-	l.where[key] = fmt.Sprintf("%s:%d", src, n.Line)
+	l.where[key] = origin(src, n.Line)
 	return nil
 }
 
-// set applies one --set dotted.key=value.
-func (l *Loaded) set(s string) error {
+// origin names where a key was written: the file and line, or the --set that
+// gave it (a list's items in its value, a line of their own).
+func origin(src string, line int) string {
+	if strings.HasPrefix(src, "--set ") {
+		return src
+	}
+	return fmt.Sprintf("%s:%d", src, line)
+}
+
+// set applies one --set dotted.key=value, given by who.
+func (l *Loaded) set(s, who string) error {
 	key, value, ok := strings.Cut(s, "=")
-	where := "--set " + s
+	where := who + " " + s
 	if !ok || key == "" {
 		return &Error{Where: where, Msg: "expected dotted.key=value"}
 	}
@@ -211,11 +256,11 @@ func (l *Loaded) set(s string) error {
 			return &Error{Where: where, Key: key, Msg: "is a section; set one of its keys: " + strings.Join(tags(f.Type()), ", ")}
 		}
 		if f.Kind() == reflect.Slice {
-			var doc yaml.Node
-			if err := yaml.Unmarshal([]byte(value), &doc); err != nil || len(doc.Content) == 0 {
+			doc, err := oneDocument([]byte(value), where)
+			if err != nil || len(doc.Content) == 0 {
 				return &Error{Where: where, Key: key, Msg: "want a list of mappings, such as [{name: dram, device: ddr5-4800, capacity: 64GB}]"}
 			}
-			return l.walkList(doc.Content[0], f, key, "--set")
+			return l.walkList(doc.Content[0], f, key, where)
 		}
 		if err := setLeaf(value, f); err != nil {
 			return &Error{Where: where, Key: key, Msg: err.Error()}
@@ -231,8 +276,8 @@ func setLeaf(value string, f reflect.Value) error {
 		f.SetString("")
 		return nil
 	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal([]byte(value), &doc); err != nil || len(doc.Content) == 0 {
+	doc, err := oneDocument([]byte(value), "")
+	if err != nil || len(doc.Content) == 0 {
 		return fmt.Errorf("cannot use %q: want %s", value, kindName(f))
 	}
 	return decodeLeaf(doc.Content[0], f)

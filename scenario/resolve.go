@@ -50,8 +50,13 @@ type resolver struct {
 }
 
 func (r *resolver) fail(key, format string, args ...any) {
+	r.failAt(r.l.Where(key), key, format, args...)
+}
+
+// failAt records the first error, at where rather than where key was set.
+func (r *resolver) failAt(where, key, format string, args ...any) {
 	if r.err == nil {
-		r.err = &Error{Where: r.l.Where(key), Key: key, Msg: fmt.Sprintf(format, args...)}
+		r.err = &Error{Where: where, Key: key, Msg: fmt.Sprintf(format, args...)}
 	}
 }
 
@@ -128,8 +133,8 @@ func (r *resolver) floatIn(key string, v, lo, hi float64) {
 // first.
 func (r *resolver) culprit(keys ...string) string {
 	for _, from := range []func(where string) bool{
-		func(w string) bool { return strings.HasPrefix(w, "--set") }, // "--set key=value", or "--set:line" inside one
-		func(w string) bool { return w != "(default)" && !strings.HasPrefix(w, "(default):") },
+		func(w string) bool { return strings.HasPrefix(w, "--set") }, // "--set key=value"
+		func(w string) bool { return !strings.HasPrefix(w, "(") },    // a file's line: not the default's, nor a command's own (verifySets)
 	} {
 		for _, k := range keys {
 			if from(r.l.Where(k)) {
@@ -213,7 +218,11 @@ func (r *resolver) resolveAccelerator(sc *Scenario, out *resolved) {
 	r.intIn("accelerator.kv_block_tokens", int64(a.KVBlockTokens), 1, 1<<16)
 	r.intIn("accelerator.max_batch", int64(a.MaxBatch), 1, 1<<16)
 	r.intIn("accelerator.token_budget", int64(a.TokenBudget), 1, 1<<24)
-	r.intIn("accelerator.decoding.top_k", int64(a.Decoding.TopK), 0, int64(max(m.Vocab, 1)))
+	r.intIn("accelerator.decoding.top_k", int64(a.Decoding.TopK), 0, 1<<24)
+	if a.Decoding.TopK > m.Vocab && r.err == nil { // the default's top-k against a small vocabulary blames the vocabulary
+		r.fail(r.culprit("accelerator.decoding.top_k", "custom_model.vocab", "functional.vocab", "model"),
+			"accelerator.decoding.top_k %d is more than the model's vocabulary of %d tokens (allowed: a top-k of 0 to %d, or a larger vocabulary)", a.Decoding.TopK, m.Vocab, m.Vocab)
+	}
 	r.intIn("accelerator.decoding.beams", int64(a.Decoding.Beams), 1, 64)
 	if r.err != nil {
 		return
@@ -226,7 +235,7 @@ func (r *resolver) resolveAccelerator(sc *Scenario, out *resolved) {
 		r.check("accelerator.tp", m.Validate(tp))
 	}
 	node, err := accel.NewNode(m, dev, tp, wdt, kvdt, int64(a.ReserveGB*1e9), r.decoding(a.Decoding, m, kvdt))
-	r.check(r.culprit("model", "accelerator.reserve_gb", "accelerator.tp", "accelerator.device", "accelerator.weight_dtype"), err)
+	r.check(r.culprit("model", "accelerator.reserve_gb", "accelerator.tp", "accelerator.device", "accelerator.device_file", "accelerator.weight_dtype"), err)
 	if r.err != nil {
 		return
 	}
@@ -251,10 +260,15 @@ func (r *resolver) resolveAccelerator(sc *Scenario, out *resolved) {
 		out.host.KVBytesPerToken = int64(m.Layers) * int64(2*m.KVHeads*m.HeadDim) * 4 // float32
 	}
 	block := out.host.KVBytesPerToken * out.kvBlock
-	if out.kvCapacity > 0 && out.kvCapacity < block {
+	left := out.node.KVCapacityBytes()
+	switch {
+	case out.kvCapacity > 0 && out.kvCapacity < block:
 		r.fail("accelerator.kv_capacity", "%s is less than one %d-token block of %d B", a.KVCapacity, out.kvBlock, block)
-	} else if left := out.node.KVCapacityBytes(); left < block {
-		r.fail(r.culprit("accelerator.reserve_gb", "model", "accelerator.tp", "accelerator.device", "accelerator.weight_dtype"),
+	case out.kvCapacity > left && r.l.Changed("accelerator.kv_capacity"): // the default's 40GB is a cap where it can be one
+		r.fail("accelerator.kv_capacity", "%s is more than the %d B the device's memory leaves for KV (after the weights and accelerator.reserve_gb): a cap above it changes nothing (allowed: at most %d B, or auto)",
+			a.KVCapacity, left, left)
+	case left < block:
+		r.fail(r.culprit("accelerator.reserve_gb", "model", "accelerator.tp", "accelerator.device", "accelerator.device_file", "accelerator.weight_dtype"),
 			"the device's memory leaves %d B for KV, less than one %d-token block of %d B", left, out.kvBlock, block)
 	}
 }
@@ -262,14 +276,28 @@ func (r *resolver) resolveAccelerator(sc *Scenario, out *resolved) {
 // customShape checks model: custom's shape key by key; false if one is
 // out of range.
 func (r *resolver) customShape(c CustomModel) bool {
-	for _, f := range []struct {
+	shape := []struct {
 		key string
 		v   int
 	}{{"layers", c.Layers}, {"hidden", c.Hidden}, {"heads", c.Heads}, {"kv_heads", c.KVHeads}, {"head_dim", c.HeadDim},
-		{"intermediate", c.Intermediate}, {"vocab", c.Vocab}} {
-		r.intIn("custom_model."+f.key, int64(f.v), 1, 1<<24)
+		{"intermediate", c.Intermediate}, {"vocab", c.Vocab}, {"params_b", 1}}
+	for _, f := range shape[:len(shape)-1] {
+		lo := int64(1)
+		if f.key == "vocab" {
+			lo = 2 // a sampler chooses among two tokens at least
+		}
+		if key := "custom_model." + f.key; !r.unset(key) {
+			r.intIn(key, int64(f.v), lo, 1<<24)
+		}
 	}
-	r.floatIn("custom_model.params_b", c.ParamsB, 1e-6, 1e5)
+	if !r.unset("custom_model.params_b") {
+		r.floatIn("custom_model.params_b", c.ParamsB, 1e-6, 1e5)
+	}
+	for _, f := range shape { // a key left out has no default to fall back on: model: custom is the culprit
+		if key := "custom_model." + f.key; r.unset(key) {
+			r.failAt(r.l.Where("model"), key, "missing: model: custom needs every key of its shape (layers, hidden, heads, kv_heads, head_dim, intermediate, vocab, params_b)")
+		}
+	}
 	r.intIn("custom_model.context_tokens", c.ContextTokens, 0, 1<<24)
 	return r.err == nil
 }
@@ -326,8 +354,11 @@ func (r *resolver) resolveCPU(sc *Scenario, out *resolved) {
 func (r *resolver) resolveStorage(sc *Scenario, out *resolved) {
 	s := sc.Storage
 	r.intIn("storage.drives", int64(s.Drives), 1, maxDrives)
-	if s.Resolution != "" {
+	if s.Resolution != "" || !r.unset("storage.resolution") { // given empty, it is refused
 		out.resolution = pick(r, "storage.resolution", s.Resolution, memory.SSDResolutions.Parse)
+	}
+	if len(s.Tiers) == 0 && !r.unset("storage.tiers") {
+		r.fail("storage.tiers", "an empty list: give one tier or more, or leave storage.tiers out for storage.device and storage.capacity")
 	}
 	out.drives = max(1, s.Drives)
 	if r.unset("storage.drives") && (len(s.Tiers) > 0 || out.functional != nil) {
@@ -345,17 +376,21 @@ func (r *resolver) resolveStorage(sc *Scenario, out *resolved) {
 		out.ssd.Resolution = out.resolution
 		return
 	}
-	for _, key := range []string{"storage.device", "storage.capacity"} {
-		if !r.unset(key) {
-			r.fail(key, "storage.tiers is given too: give the tiers, or one device and its capacity")
-		}
-	}
 	switch {
 	case !out.host.Design.Stores: // the tiers are built, and idle
 	case len(s.Tiers) > 1 && out.host.Design.Card:
 		r.fail("storage.tiers", "the %s design reaches one tier (the patent's external store), not %d", out.host.Design, len(s.Tiers))
 	case out.functional != nil:
 		r.fail("storage.tiers", "functional mode stores real bytes on one SSD: give storage.device and storage.capacity")
+	}
+	for _, key := range []string{"storage.device", "storage.capacity"} {
+		if !r.unset(key) {
+			culprit, other := key, "storage.tiers"
+			if r.culprit(key, other) == other {
+				culprit, other = other, key
+			}
+			r.fail(culprit, "%s is given too: give the tiers, or one device and its capacity", other)
+		}
 	}
 	for i, t := range s.Tiers {
 		key := fmt.Sprintf("storage.tiers[%d]", i)
@@ -364,7 +399,10 @@ func (r *resolver) resolveStorage(sc *Scenario, out *resolved) {
 		} else if j := slices.IndexFunc(s.Tiers[:i], func(o TierSpec) bool { return o.Name == t.Name }); j >= 0 {
 			r.fail(key+".name", "%q: want a name of its own (tier %d has it)", t.Name, j)
 		}
-		if !slices.Contains(memory.TierDeviceNames(), t.Device) {
+		switch {
+		case t.Device == "":
+			r.fail(key+".device", "missing: every tier wants a device (allowed: %s)", strings.Join(memory.TierDeviceNames(), ", "))
+		case !slices.Contains(memory.TierDeviceNames(), t.Device):
 			r.fail(key+".device", "%q is not allowed (allowed: %s)", t.Device, strings.Join(memory.TierDeviceNames(), ", "))
 		}
 		out.tierDevices = append(out.tierDevices, t.Device)
@@ -378,6 +416,7 @@ func (r *resolver) resolveTiers(sc *Scenario, out *resolved, region int64) (last
 	if len(s.Tiers) == 0 {
 		bytes, unlimited := r.capacity("storage.capacity", s.Capacity, region)
 		out.tiers, out.tierDevices = []kvstore.Tier{{Name: s.Device, Bytes: bytes}}, []string{s.Device}
+		r.dramTierRead(sc, out)
 		if out.host.Design.DRAMTier && out.functional == nil {
 			dram, _ := r.capacity("store.dram_tier", sc.Store.DRAMTier, region)
 			out.tiers = append([]kvstore.Tier{{Name: "host-dram", Bytes: dram}}, out.tiers...)
@@ -386,12 +425,35 @@ func (r *resolver) resolveTiers(sc *Scenario, out *resolved, region int64) (last
 		}
 		return bytes, unlimited
 	}
+	r.dramTierRead(sc, out)
 	for i, t := range s.Tiers {
-		bytes, u := r.capacity(fmt.Sprintf("storage.tiers[%d].capacity", i), t.Capacity, region)
+		key := fmt.Sprintf("storage.tiers[%d].capacity", i)
+		if t.Capacity == "" {
+			r.fail(key, "missing: every tier wants a capacity (a size such as 2TB, or unlimited)")
+		}
+		bytes, u := r.capacity(key, t.Capacity, region)
 		out.tiers = append(out.tiers, kvstore.Tier{Name: t.Name, Bytes: bytes})
 		last, unlimited = bytes, u
 	}
 	return last, unlimited
+}
+
+// dramTierRead refuses store.dram_tier given another value than the
+// default's where no host-DRAM tier is built from it: a design without one
+// (recompute, cpu, fpga), storage.tiers given, or functional mode.
+func (r *resolver) dramTierRead(sc *Scenario, out *resolved) {
+	if !r.l.Changed("store.dram_tier") {
+		return
+	}
+	switch {
+	case !out.host.Design.DRAMTier:
+		r.fail(r.culprit("store.dram_tier", "system.design"), "%s: the %s design has no host-DRAM tier (lmcache and cachedattention have one); for tiers of your own give storage.tiers",
+			sc.Store.DRAMTier, out.host.Design)
+	case len(sc.Storage.Tiers) > 0:
+		r.fail(r.culprit("store.dram_tier", "storage.tiers"), "%s: storage.tiers is given, and replaces the design's host-DRAM tier: put a DRAM tier in the list", sc.Store.DRAMTier)
+	case out.functional != nil:
+		r.fail(r.culprit("store.dram_tier", "mode"), "%s: functional mode stores real bytes on one SSD, with no host-DRAM tier", sc.Store.DRAMTier)
+	}
 }
 
 // resolveFPGA reads the card and the index. A design's own hashing, chunk
@@ -519,6 +581,7 @@ func (r *resolver) resolveStore(sc *Scenario, out *resolved) {
 	m.Layout = out.fpga.Directory.Layout
 	out.host.Mech, out.host.Layers = m, int64(out.node.Model.Layers)
 	if !out.host.Design.Stores {
+		r.checkPreload(st, out) // a pre-load set for a design that stores nothing
 		return
 	}
 	if m.Load == hostcpu.LoadLayerwise && out.host.Design.Card {
@@ -543,7 +606,15 @@ func (r *resolver) resolveStore(sc *Scenario, out *resolved) {
 	if err := m.Validate(len(out.tiers)); err != nil {
 		key, msg, _ := strings.Cut(err.Error(), ": ")
 		key, _, _ = strings.Cut(key, " ")
-		r.fail(r.culprit(strings.Split(key, ",")...), "%s", msg)
+		keys := strings.Split(key, ",")
+		culprit := r.culprit(keys...)
+		switch { // the message is the first key's: say so when another key is blamed
+		case culprit != keys[0] && r.unset(keys[0]):
+			msg = fmt.Sprintf("%s (the %s design's own): %s", keys[0], out.host.Design, msg)
+		case culprit != keys[0]:
+			msg = keys[0] + ": " + msg
+		}
+		r.fail(culprit, "%s", msg)
 	}
 	r.checkPreload(st, out)
 }
@@ -559,8 +630,15 @@ func (r *resolver) checkPreload(st Store, out *resolved) {
 		return
 	}
 	block := out.host.KVBytesPerToken * out.kvBlock
-	if room := out.kvRoom(); out.host.Mech.PreloadBufferBytes > room-block {
-		r.fail(r.culprit("store.preload_buffer", "accelerator.kv_capacity"), "%s leaves less than one KV block (%d B) of the accelerator's %d B for KV", st.PreloadBuffer, block, room)
+	window := (out.host.ContextTokens + out.kvBlock - 1) / out.kvBlock * block // a whole context window's KV, in blocks
+	buffer, room := out.host.Mech.PreloadBufferBytes, out.kvRoom()
+	culprit := r.culprit("store.preload_buffer", "accelerator.kv_capacity", "accelerator.max_model_len")
+	switch {
+	case buffer > room-block:
+		r.fail(culprit, "%s leaves less than one KV block (%d B) of the accelerator's %d B for KV", st.PreloadBuffer, block, room)
+	case buffer > room-window:
+		r.fail(culprit, "%s leaves %d B of the accelerator's %d B for KV, less than one request of the whole %d-token context window (%d B): such a request would never be admitted, and its node would stall (allowed: a buffer of at most %d B, or more KV memory)",
+			st.PreloadBuffer, room-buffer, room, out.host.ContextTokens, window, room-window)
 	}
 }
 
@@ -627,10 +705,14 @@ func (r *resolver) capacity(key, text string, region int64) (int64, bool) {
 		r.fail(key, "%v (or unlimited)", err)
 		return region, false
 	}
-	if n < region {
+	switch {
+	case n < region:
 		r.fail(key, "%s is smaller than one %d MiB region", text, region>>20)
+	case n/region > regions:
+		r.fail(key, "%s is more than the %d B (%d regions of %d MiB, fpga.region_mib) the index addresses: give at most that, or unlimited",
+			text, regions*region, regions, region>>20)
 	}
-	return min(n/region, regions) * region, false
+	return n / region * region, false
 }
 
 func (r *resolver) resolveWorkload(sc *Scenario, out *resolved) {
@@ -671,14 +753,12 @@ func (r *resolver) resolveWorkload(sc *Scenario, out *resolved) {
 	if out.node != nil {
 		c.Vocab = out.node.Model.Vocab
 	}
-	if err := c.Validate(); err != nil {
-		key, msg := "workload", err.Error()
-		if strings.HasPrefix(msg, "workload.") {
-			key, _, _ = strings.Cut(msg, " ")
-			key = strings.TrimSuffix(key, ":")
-			msg = strings.TrimPrefix(msg, key+": ")
-		}
-		r.fail(key, "%s", msg)
+	if err := c.Validate(); err != nil { // "workload.KEY[,workload.KEY]: ..." names the keys, "model: ..." the model
+		msg := err.Error()
+		keys, _, _ := strings.Cut(msg, " ")
+		keys = strings.TrimSuffix(keys, ":")
+		msg = strings.TrimPrefix(msg, keys+": ")
+		r.fail(r.culprit(append(strings.Split(keys, ","), "workload")...), "%s", msg)
 	}
 	out.synthetic = c
 	if w.Synthetic() && r.err == nil {

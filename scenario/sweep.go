@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -59,9 +60,9 @@ func LoadSweep(path string) (*Sweep, error) {
 	if err != nil {
 		return nil, &Error{Where: path, Msg: fmt.Sprintf("cannot read the sweep: %v", err)}
 	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, &Error{Where: path, Msg: err.Error()}
+	doc, err := oneDocument(data, path)
+	if err != nil {
+		return nil, err
 	}
 	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
 		return nil, &Error{Where: path, Msg: "expected a mapping with base, set and grid"}
@@ -118,8 +119,8 @@ func LoadSweep(path string) (*Sweep, error) {
 			return nil, err
 		}
 	}
-	if len(s.Keys) == 0 {
-		return nil, &Error{Where: path, Key: "grid", Msg: "the grid is empty: give at least one key and its values"}
+	if len(s.Keys) == 0 { // at the grid's line if it has one
+		return nil, &Error{Where: cmp.Or(sections["grid"], path), Key: "grid", Msg: "the grid is empty: give at least one key and its values"}
 	}
 	n := 1
 	for _, v := range s.Values {

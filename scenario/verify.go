@@ -26,6 +26,10 @@ var verifyCommon = []string{"mode=functional", "system.nodes=2", "system.routing
 	"accelerator.kv_capacity=384KiB", "accelerator.max_batch=8", "fpga.block_tokens=16", "fpga.region_mib=1",
 	"storage.capacity=64MiB", "fpga.check_invariants=true"}
 
+// verifySets names verify's own settings in errors: they are not the
+// user's --set, and a key the user gave is blamed before them.
+const verifySets = "(simrun verify sets)"
+
 // verifyVariants cover both hashing schemes, both designs with a store,
 // both export modes and policies, the layouts, every decoding kind and a
 // store small enough to evict; most inject faults into stored bytes.
@@ -74,7 +78,7 @@ func Verify(path string, sessions int, seed uint64) (*VerifyReport, error) {
 	rep := &VerifyReport{}
 	for v, variant := range verifyVariants {
 		sets := append(append(slices.Clone(verifyCommon), variant.sets...), fmt.Sprintf("seed=%d", seed))
-		l, err := Load(path, sets)
+		l, err := loadAs(path, sets, verifySets)
 		if err != nil {
 			return nil, fmt.Errorf("variant %s: %w", variant.name, err)
 		}

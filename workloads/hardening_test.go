@@ -54,6 +54,10 @@ func TestTraceReproducersAreLineErrors(t *testing.T) {
 		{"azure year 9999", "azure", "9999-11-16 18:15:46.6805900,374,44", `:3: field TIMESTAMP: "9999-11-16`},
 		{"azure year 0001", "azure", "0001-11-16 18:15:46.6805900,374,44", `:3: field TIMESTAMP: "0001-11-16`},
 		{"azure huge tokens", "azure", "2023-11-16 18:15:47.0000000,9223372036854775807,44", ":3: field ContextTokens: 9223372036854775807: more than the limit"},
+		// issue 38: a field given twice was read as the last
+		{"timestamp twice", "mooncake", `{"timestamp": 1, "input_length": 10, "output_length": 1, "hash_ids": [0], "timestamp": 0}`, ":2: field timestamp: written twice in the line's object"},
+		{"arrival_s twice", "sessions", `{"session": "a", "turn": 1, "arrival_s": 5, "arrival_s": 1, "new_tokens": 3, "output_tokens": 1}`, ":2: field arrival_s: written twice"},
+		{"a hash_ids key twice", "ragpulse", strings.Replace(ragpulseLine, `{"user_input": [1]}`, `{"user_input": [1], "user_input": [2]}`, 1), ":2: field hash_ids.user_input: written twice"},
 		{"long line", "mooncake", strings.Repeat(" ", MaxLineBytes+10), ":2: longer than the 64 MiB line limit"},
 	}
 	for _, c := range cases {

@@ -60,8 +60,12 @@ func (c SyntheticConfig) Validate() error {
 		return fmt.Errorf("workload.turns_mean = %v: must be at least 1", c.TurnsMean)
 	case !(c.InterruptProbability >= 0 && c.InterruptProbability <= 1):
 		return fmt.Errorf("workload.interrupt_probability = %v: must be in [0, 1]", c.InterruptProbability)
-	case c.SystemPromptTokens < 0 || c.MaxPromptTokens < 1 || c.MaxOutputTokens < 1 || c.Vocab < 2:
-		return fmt.Errorf("workload: system_prompt_tokens >= 0, max_prompt_tokens >= 1, max_output_tokens >= 1 and vocab >= 2 required")
+	case c.SystemPromptTokens < 0:
+		return fmt.Errorf("workload.system_prompt_tokens = %d: must be at least 0", c.SystemPromptTokens)
+	case c.MaxPromptTokens < 1 || c.MaxOutputTokens < 1:
+		return fmt.Errorf("workload: max_prompt_tokens %d and max_output_tokens %d: each must be at least 1", c.MaxPromptTokens, c.MaxOutputTokens)
+	case c.Vocab < 2:
+		return fmt.Errorf("model: a vocabulary of %d tokens: the generator draws token ids from at least 2", c.Vocab)
 	}
 	for _, f := range []struct {
 		median, p90 string
@@ -73,8 +77,9 @@ func (c SyntheticConfig) Validate() error {
 		switch {
 		case !(f.fit.Median > 0) || math.IsInf(f.fit.Median, 0):
 			return fmt.Errorf("workload.%s: median %v: must be positive and finite", f.median, f.fit.Median)
-		case !(f.fit.P90 >= f.fit.Median) || math.IsInf(f.fit.P90, 0):
-			return fmt.Errorf("workload.%s: p90 %v: must be finite and at least the median %v", f.p90, f.fit.P90, f.fit.Median)
+		case !(f.fit.P90 >= f.fit.Median) || math.IsInf(f.fit.P90, 0): // either key may be the one given
+			return fmt.Errorf("workload.%s,workload.%s: p90 %v (workload.%s) must be finite and at least the median %v (workload.%s)",
+				f.p90, f.median, f.fit.P90, f.p90, f.fit.Median, f.median)
 		}
 	}
 	return c.checkSize()

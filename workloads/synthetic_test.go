@@ -69,10 +69,10 @@ func TestSyntheticRejects(t *testing.T) {
 		set  func(*SyntheticConfig)
 		want string
 	}{
-		{func(c *SyntheticConfig) { c.Think = LengthFit{40, 10} }, "workload.think_p90_s: p90 10: must be finite and at least the median 40"},
+		{func(c *SyntheticConfig) { c.Think = LengthFit{40, 10} }, "workload.think_p90_s,workload.think_median_s: p90 10 (workload.think_p90_s) must be finite and at least the median 40 (workload.think_median_s)"},
 		{func(c *SyntheticConfig) { c.Think = LengthFit{0, 10} }, "workload.think_median_s: median 0"},
 		{func(c *SyntheticConfig) { c.FirstPrompt = LengthFit{math.Inf(1), math.Inf(1)} }, "workload.first_prompt_median_tokens: median +Inf"},
-		{func(c *SyntheticConfig) { c.FollowUpPrompt = LengthFit{100, math.NaN()} }, "workload.follow_up_p90_tokens: p90 NaN"},
+		{func(c *SyntheticConfig) { c.FollowUpPrompt = LengthFit{100, math.NaN()} }, "workload.follow_up_p90_tokens,workload.follow_up_median_tokens: p90 NaN"},
 		{func(c *SyntheticConfig) { c.Output = LengthFit{-1, 10} }, "workload.output_median_tokens: median -1"},
 		{func(c *SyntheticConfig) { c.Think = LengthFit{500000, 1900000} },
 			"workload.think_median_s = 500000, think_p90_s = 1.9e+06, turns_mean = 3.51: session 3's turn 5 would arrive past the 2000000s limit of a run (its think times add up past it)"},

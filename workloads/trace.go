@@ -58,28 +58,30 @@ type formatReader struct {
 // traceFormat names a format and opens a file of it; blockTokens is the
 // block size of its block keys, fixed by the format (0 without keys);
 // wholePrompt says a request's input counts the whole conversation so far,
-// not only the turn's new tokens.
+// not only the turn's new tokens; arrival is the field a line's arrival
+// time is read from.
 type traceFormat struct {
 	name        string
 	blockTokens int64
 	wholePrompt bool
+	arrival     string
 	open        func(path string) (formatReader, error)
 }
 
 // traceFormats are the formats ReadTrace knows: a new format is a file
 // with its line parser and one row here.
 var traceFormats = []traceFormat{
-	{"mooncake", MooncakeBlockTokens, false, func(path string) (formatReader, error) {
+	{"mooncake", MooncakeBlockTokens, false, "timestamp", func(path string) (formatReader, error) {
 		return formatReader{parse: parseMooncake(path)}, nil
 	}},
-	{"azure", 0, false, func(path string) (formatReader, error) {
+	{"azure", 0, false, "TIMESTAMP", func(path string) (formatReader, error) {
 		return formatReader{parse: parseAzure(path), header: azureHeader(path)}, nil
 	}},
-	{"ragpulse", 0, true, func(path string) (formatReader, error) {
+	{"ragpulse", 0, true, "timestamp", func(path string) (formatReader, error) {
 		chunks, err := readChunkLengths(filepath.Dir(path))
 		return formatReader{parse: parseRAGPulse(path, chunks)}, err
 	}},
-	{"sessions", 0, false, func(path string) (formatReader, error) { return formatReader{parse: parseSessions(path)}, nil }},
+	{"sessions", 0, false, "arrival_s", func(path string) (formatReader, error) { return formatReader{parse: parseSessions(path)}, nil }},
 }
 
 // TraceBlockTokens is the block size of a format's block keys (0 for a
@@ -148,7 +150,7 @@ func ReadTrace(format, path string, skipBad bool) (*Trace, error) {
 			r, err = fr.parse(text, line)
 		}
 		if err == nil {
-			err = t.checkOrder(r, line)
+			err = t.checkOrder(r, line, traceFormats[i].arrival)
 		}
 		if err != nil {
 			if !skipBad {
@@ -174,10 +176,11 @@ func ReadTrace(format, path string, skipBad bool) (*Trace, error) {
 	return t, nil
 }
 
-// checkOrder rejects arrivals going backwards.
-func (t *Trace) checkOrder(r TraceRequest, line int) error {
+// checkOrder rejects arrivals going backwards, naming the format's
+// arrival field.
+func (t *Trace) checkOrder(r TraceRequest, line int, field string) error {
 	if n := len(t.Requests); n > 0 && r.Arrival < t.Requests[n-1].Arrival {
-		return &LineError{t.Path, line, "timestamp", fmt.Sprintf("%v goes backwards (previous request at %v)", r.Arrival, t.Requests[n-1].Arrival)}
+		return &LineError{t.Path, line, field, fmt.Sprintf("%v goes backwards (previous request at %v)", r.Arrival, t.Requests[n-1].Arrival)}
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package workloads
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kvcosim/kvcosim/internal/jsonkeys"
 	"github.com/kvcosim/kvcosim/sim"
 )
 
@@ -28,6 +30,10 @@ func decodeLine(path string, line int, text string, v any) error {
 	}
 	if rest := strings.TrimSpace(text[dec.InputOffset():]); rest != "" { // it was ignored
 		return &LineError{path, line, "", fmt.Sprintf("bad JSON: %q after the line's object", cut(rest, 40))}
+	}
+	var dup *jsonkeys.DuplicateError
+	if errors.As(jsonkeys.Check([]byte(text)), &dup) {
+		return &LineError{path, line, dup.Path, "written twice in the line's object: give each field once"}
 	}
 	return nil
 }

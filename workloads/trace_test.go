@@ -77,6 +77,9 @@ func TestBadLinesNameFileLineAndField(t *testing.T) {
 		{"no output", "mooncake", `{"timestamp": 5000, "input_length": 10, "output_length": 0, "hash_ids": [0]}`, ":2: field output_length: 0: must be at least 1"},
 		{"hash_ids count", "mooncake", `{"timestamp": 5000, "input_length": 1025, "output_length": 1, "hash_ids": [0, 1]}`, ":2: field hash_ids: 2 ids for input_length 1025: want ceil(1025 / 512) = 3"},
 		{"backwards", "mooncake", `{"timestamp": 10, "input_length": 10, "output_length": 1, "hash_ids": [0]}`, ":2: field timestamp: 10ms goes backwards"},
+		// issue 38: the sessions format's arrival is arrival_s, azure's TIMESTAMP
+		{"sessions backwards", "sessions", `{"session": "b", "turn": 0, "arrival_s": 1, "new_tokens": 3, "output_tokens": 1}`, ":2: field arrival_s: 1s goes backwards"},
+		{"azure backwards", "azure", `2023-11-16 18:15:40.0000000,12,2`, ":3: field TIMESTAMP: "},
 		{"azure fields", "azure", `2023-11-16 18:15:50.0000000,12`, ":3: 2 fields"},
 		{"azure time", "azure", `yesterday,1,2`, ":3: field TIMESTAMP"},
 		{"azure count", "azure", `2023-11-16 18:15:50.0000000,x,2`, ":3: field ContextTokens"},
@@ -86,7 +89,7 @@ func TestBadLinesNameFileLineAndField(t *testing.T) {
 	first := map[string]string{
 		"mooncake": `{"timestamp": 1000, "input_length": 10, "output_length": 1, "hash_ids": [0]}` + "\n",
 		"azure":    "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900,374,44\n",
-		"sessions": `{"session": "a", "turn": 0, "arrival_s": 0, "new_tokens": 3, "output_tokens": 1}` + "\n",
+		"sessions": `{"session": "a", "turn": 0, "arrival_s": 5, "new_tokens": 3, "output_tokens": 1}` + "\n",
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

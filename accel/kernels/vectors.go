@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/kvcosim/kvcosim/internal/bounded"
+	"github.com/kvcosim/kvcosim/internal/jsonkeys"
 )
 
 // The golden-vector schemas of testdata/vectors/FORMAT.md.
@@ -78,6 +79,9 @@ func ReadVectors(path string) (*VectorFile, error) {
 	var f VectorFile
 	if err := json.Unmarshal(data, &f); err != nil {
 		return nil, fmt.Errorf("%s: not a golden-vector file: %v", path, err)
+	}
+	if err := jsonkeys.Check(data); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	switch f.Schema {
 	case SchemaBeam, SchemaSampleV1, SchemaSampleV2:
@@ -211,6 +215,9 @@ func (c *sampleCase) input() (SampleInput, error) {
 	if err := checkVocab("inputs.vocab", i.Vocab); err != nil {
 		return SampleInput{}, err
 	}
+	if i.Batch < 1 {
+		return SampleInput{}, fmt.Errorf("inputs.batch = %d: want at least 1", i.Batch)
+	}
 	in := SampleInput{Batch: i.Batch, Vocab: i.Vocab, Logits: flat(i.Logits), TopK: i.TopK, TopP: floats(i.TopP),
 		MinPs: floats(i.MinPs), Q: flat(i.Q), Eps: float32(i.Eps), IsNeedLogits: i.NeedLogits, TopKGuess: i.TopKGuess,
 		KsMax: i.KsMax, InputIsLogits: i.InputIsLogits == nil || *i.InputIsLogits, IsNeedSampleResult: i.NeedSample}
@@ -241,6 +248,9 @@ func runSampleCase(raw json.RawMessage, v2 bool) error {
 	if err != nil {
 		return malformed(err)
 	}
+	if err := c.checkExpected(); err != nil {
+		return malformed(err)
+	}
 	op := TopKTopPSampleV1
 	if v2 {
 		op = TopKTopPSampleV2
@@ -260,6 +270,34 @@ func runSampleCase(raw json.RawMessage, v2 bool) error {
 	return nil
 }
 
+// checkExpected range-checks the expected block against the case's shape
+// before anything indexes the output by it: at most a row per batch row in
+// every per-row field, and every listed logits_top_kp_select index a whole
+// number from 0 to vocab-1.
+func (c *sampleCase) checkExpected() error {
+	e, batch, vocab := &c.Expected, c.Inputs.Batch, c.Inputs.Vocab
+	var entries [][][2]jfloat
+	if e.TopKPSelect != nil {
+		entries = e.TopKPSelect.Entries
+	}
+	for _, r := range [...]struct {
+		field string
+		n     int
+	}{{"logits_idx", len(e.LogitsIdx)}, {"logits_sort_masked", len(e.SortMasked)}, {"logits_top_kp_select.entries", len(entries)}} {
+		if r.n > batch {
+			return fmt.Errorf("expected.%s has %d rows: want at most inputs.batch = %d", r.field, r.n, batch)
+		}
+	}
+	for b, row := range entries {
+		for j, en := range row {
+			if idx := float64(en[0]); idx != math.Trunc(idx) || idx < 0 || idx >= float64(vocab) {
+				return fmt.Errorf("expected.logits_top_kp_select.entries[%d][%d] index %v: want a whole number from 0 to inputs.vocab-1 = %d", b, j, idx, vocab-1)
+			}
+		}
+	}
+	return nil
+}
+
 // compare checks an output against the case's expectations.
 func (c *sampleCase) compare(o *SampleOutput, v2 bool) error {
 	e := &c.Expected
@@ -273,6 +311,9 @@ func (c *sampleCase) compare(o *SampleOutput, v2 bool) error {
 		if err := compareTopKP(o, e.TopKPSelect.Entries, float32(e.TopKPSelect.Fill), c.Inputs.Vocab, v2); err != nil {
 			return err
 		}
+	}
+	if len(e.LogitsIdx) > len(o.LogitsIdx) || len(e.SortMasked) > len(o.LogitsSortMasked) {
+		return fmt.Errorf("logits_idx and logits_sort_masked: %d and %d rows, want %d and %d", len(o.LogitsIdx), len(o.LogitsSortMasked), len(e.LogitsIdx), len(e.SortMasked))
 	}
 	for b, ids := range e.LogitsIdx {
 		if fmt.Sprint(ids) != fmt.Sprint(o.LogitsIdx[b]) {

@@ -117,6 +117,8 @@ func (c *beamCase) compare(r *BeamResult) error {
 		return fmt.Errorf("stopped_by %q, want %q", r.StoppedBy, e.StoppedBy)
 	case fmt.Sprint(r.Done) != fmt.Sprint(e.Done):
 		return fmt.Errorf("done %v, want %v", r.Done, e.Done)
+	case len(e.Scores) > len(r.Scores):
+		return fmt.Errorf("sequence_scores: %d values, want %d", len(r.Scores), len(e.Scores))
 	}
 	for i, want := range e.Scores {
 		if d := math.Abs(float64(r.Scores[i]) - float64(want)); d > 1e-4+1e-5*math.Abs(float64(want)) {

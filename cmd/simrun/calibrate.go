@@ -2,8 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
+	"math"
+	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/kvcosim/kvcosim/accel"
@@ -31,8 +35,14 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "simrun calibrate: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
+	if err := calibrateFlagsApply(fs, *measured != "", *fit); err != nil {
+		return calibrateFailed(stderr, err)
+	}
 	switch {
 	case *measured != "" && *fit:
+		if err := checkOutputFile("--out", *out); err != nil {
+			return calibrateFailed(stderr, err)
+		}
 		return runFitProfile(*measured, *device, *out, stdout, stderr)
 	case *measured != "":
 		return runMeasured(measuredRun{*measured, *device, *engine, *tolerance, *asJSON}, stdout, stderr)
@@ -60,6 +70,42 @@ func runCalibrate(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return 0
+}
+
+// calibrateModeFlags are the flags each form of simrun calibrate reads,
+// by --measured and --fit given: a flag given to a form that does not
+// read it would change nothing.
+var calibrateModeFlags = map[[2]bool][]string{
+	{false, false}: {"json"},
+	{false, true}:  {"fit"},
+	{true, false}:  {"measured", "device", "engine", "tolerance", "json"},
+	{true, true}:   {"measured", "fit", "device", "out"},
+}
+
+// calibrateFlagsApply refuses a flag the form given does not read, naming
+// the flags it reads.
+func calibrateFlagsApply(fs *flag.FlagSet, measured, fit bool) error {
+	reads := calibrateModeFlags[[2]bool{measured, fit}]
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if err == nil && !slices.Contains(reads, f.Name) {
+			err = fmt.Errorf("--%s: not read by %s (it reads --%s)", f.Name, calibrateForm(measured, fit), strings.Join(reads, ", --"))
+		}
+	})
+	return err
+}
+
+// calibrateForm names a form of simrun calibrate.
+func calibrateForm(measured, fit bool) string {
+	switch {
+	case measured && fit:
+		return "calibrate --measured --fit"
+	case measured:
+		return "calibrate --measured"
+	case fit:
+		return "calibrate --fit"
+	}
+	return "calibrate without --measured or --fit"
 }
 
 // calibrateFailed reports an error that stops simrun calibrate: exit 2.
@@ -102,12 +148,16 @@ type measuredRun struct {
 // profile's GPU's).
 func readMeasured(path, device string) (*accel.Profile, string, accel.Device, error) {
 	p, err := accel.ReadProfile(path)
-	if err == nil && device == "" {
+	given := device != ""
+	if err == nil && !given {
 		device, err = accel.ProfileDevice(p.GPU)
 	}
 	var d accel.Device
 	if err == nil {
 		d, err = accel.DevicePreset(device)
+		if err != nil && given {
+			err = fmt.Errorf("--device %s: %w", device, err)
+		}
 	}
 	return p, device, d, err
 }
@@ -116,9 +166,14 @@ func readMeasured(path, device string) (*accel.Profile, string, accel.Device, er
 // and per group its MAPE and p90 |error|; exit 1 when a group's MAPE
 // exceeds the tolerance, 2 on input it cannot read.
 func runMeasured(m measuredRun, stdout, stderr io.Writer) int {
-	if !(m.tolerancePct > 0) {
-		fmt.Fprintf(stderr, "simrun calibrate: --tolerance %v: want a positive percentage\n", m.tolerancePct)
+	if !(m.tolerancePct > 0) || math.IsInf(m.tolerancePct, 0) {
+		fmt.Fprintf(stderr, "simrun calibrate: --tolerance %v: want a positive, finite percentage\n", m.tolerancePct)
 		return 2
+	}
+	if m.engine != "" {
+		if _, err := accel.ParseEngine(m.engine); err != nil {
+			return calibrateFailed(stderr, fmt.Errorf("--engine %s: %w", m.engine, err))
+		}
 	}
 	p, device, d, err := readMeasured(m.path, m.device)
 	var rows []accel.Compared

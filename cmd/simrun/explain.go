@@ -18,7 +18,7 @@ import (
 func runExplain(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("explain", stderr)
 	cfg := fs.String("c", "", "scenario file (default: the embedded default scenario)")
-	session := fs.Int64("session", -1, "the session to follow (its id in the workload)")
+	session := fs.Int64("session", 0, "the session to follow (its id in the workload; needed)")
 	var sets setFlags
 	fs.Var(&sets, "set", "override a key: --set dotted.key=value (repeatable)")
 	if err := fs.Parse(args); err != nil {
@@ -27,6 +27,9 @@ func runExplain(args []string, stdout, stderr io.Writer) int {
 	switch {
 	case fs.NArg() > 0:
 		fmt.Fprintf(stderr, "simrun explain: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	case !flagGiven(fs, "session"):
+		fmt.Fprintln(stderr, "simrun explain: --session: missing: give the session to follow (usage: simrun explain [-c FILE] [--set key=value]... --session ID)")
 		return 2
 	case *session < 0:
 		fmt.Fprintf(stderr, "simrun explain: --session %d: want a session id, 0 or more (usage: simrun explain [-c FILE] [--set key=value]... --session ID)\n", *session)
@@ -49,7 +52,7 @@ func runExplain(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if len(sink.spans) == 0 {
-		fmt.Fprintf(stderr, "simrun explain: session %d made no request in this scenario\n", *session)
+		fmt.Fprintf(stderr, "simrun explain: --session %d: that session made no request in this scenario (%s)\n", *session, l.Describe())
 		return 2
 	}
 	fmt.Fprintf(stdout, "session %d, %s\n", *session, l.Describe())

@@ -36,8 +36,8 @@ func TestExplainBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"explain"}, "usage: simrun explain"},
-		{[]string{"explain", "--session", "100000", "--set", "workload.sessions=5"}, "session 100000 made no request in this scenario"},
+		{[]string{"explain"}, "--session: missing: give the session to follow (usage: simrun explain"}, // it blamed a --session -1 never given
+		{[]string{"explain", "--session", "100000", "--set", "workload.sessions=5"}, "--session 100000: that session made no request in this scenario (5 chat sessions"},
 		{[]string{"explain", "--session", "1", "--set", "fpga.hashing=md5"}, "key fpga.hashing"},
 	} {
 		code, _, stderr := simrun(c.args...)

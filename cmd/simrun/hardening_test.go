@@ -51,6 +51,7 @@ func TestBadInputExitsTwoNamingTheCulprit(t *testing.T) {
 	otherValues := one
 	otherValues.Values, otherValues.Shard = [][]string{{"cpu", "recompute"}}, "1/2"
 	shard1Values := fakeSweep(t, otherValues, []string{"1", "recompute"})
+	shard0Again := fakeSweep(t, one, []string{"0", "cpu"})
 	noKeys := fakeSweep(t, sweepManifest{Points: 1, Scenario: "a"}, []string{"0"})
 	headerOnly := fakeSweep(t, one)
 	beam := `{"schema": "hf-beam-golden/v1", "cases": [{"name": "tiny", "params": {"vocab_size": %s, "num_beams": 1, "early_stopping": true, "max_length": 4, "eos_token_id": 0}, "prompts": [[0]], "model_check": [{"tokens": [0], "prefix_hash": "0", "logits_head": [0, 0]}], "expected": {"num_steps": 1}}]}`
@@ -59,6 +60,7 @@ func TestBadInputExitsTwoNamingTheCulprit(t *testing.T) {
 		many = append(many, strconv.Itoa(i+1))
 	}
 	seeds := strings.Join(many, ", ")
+	topKP := `{"schema": "ascend-topktoppsample-v2-golden/v1", "cases": [{"name": "x", "inputs": {"batch": 1, "vocab": 2, "logits": [[1, 2]], "top_k": [0], "top_p": [1.0], "eps": 1e-8, "is_need_logits": true, "top_k_guess": 32, "ks_max": 1024}, "expected": {"logits_top_kp_select": {"fill": "-inf", "entries": [[[%s, 2]]]}}}]}`
 	mooncakeEpoch := writeFile(t, "epoch.jsonl", `{"timestamp": 0, "input_length": 10, "output_length": 2, "hash_ids": [1]}`+"\n"+
 		`{"timestamp": 1700000000000, "input_length": 10, "output_length": 2, "hash_ids": [2]}`+"\n")
 	mooncakeNaN := writeFile(t, "nan.jsonl", `{"timestamp": "NaN", "input_length": 10, "output_length": 2, "hash_ids": [1]}`+"\n")
@@ -133,6 +135,33 @@ func TestBadInputExitsTwoNamingTheCulprit(t *testing.T) {
 		{"run empty nodes", []string{"run", "-o", out("c8"), "--set", "system.nodes=~"}, []string{"system.nodes"}, out("c8")},
 		{"run tp 3 in the user's file", []string{"run", "-o", out("c9"), "-c", tp3}, []string{"scenario.yaml:2: key accelerator.tp"}, out("c9")},
 		{"trace-stats every line bad", []string{"trace-stats", "mooncake:" + mooncakeNaN}, []string{mooncakeNaN + ":1: field timestamp"}, ""},
+		// issue 38: each panicked, ran silently wrong or was accepted against the docs
+		{"kernels expected index past the vocab", []string{"kernels", "--vectors", writeFile(t, "v.json", fmt.Sprintf(topKP, "1000"))},
+			[]string{"v.json: case x: expected.logits_top_kp_select.entries[0][0] index 1000: want a whole number from 0 to inputs.vocab-1 = 1"}, ""},
+		{"kernels negative expected index", []string{"kernels", "--vectors", writeFile(t, "v.json", fmt.Sprintf(topKP, "-7"))},
+			[]string{"entries[0][0] index -7: want a whole number"}, ""},
+		{"run two documents", []string{"run", "-o", out("d1"), "-c", writeFile(t, "two.yaml", "seed: 3\n---\nseed: 4\n")},
+			[]string{"two.yaml:2: a second YAML document"}, out("d1")},
+		{"sweep two documents", []string{"sweep", "-c", writeSweepFile(t, "grid:\n  seed: [1]\n---\ngrid:\n  seed: [2]\n"), "-o", out("d2")},
+			[]string{"sweep.yaml:3: a second YAML document"}, out("d2")},
+		{"calibrate --tolerance Inf", []string{"calibrate", "--measured", measuredProfile, "--tolerance", "Inf"},
+			[]string{"--tolerance +Inf: want a positive, finite percentage"}, ""},
+		{"calibrate --tolerance NaN", []string{"calibrate", "--measured", measuredProfile, "--tolerance", "NaN"}, []string{"--tolerance NaN: want a positive, finite"}, ""},
+		{"calibrate --engine without --measured", []string{"calibrate", "--engine", "eager"},
+			[]string{"--engine: not read by calibrate without --measured or --fit (it reads --json)"}, ""},
+		{"calibrate --device with --fit alone", []string{"calibrate", "--fit", "--device", "h100-sxm"}, []string{"--device: not read by calibrate --fit"}, ""},
+		{"calibrate --engine with --measured --fit", []string{"calibrate", "--measured", measuredProfile, "--fit", "--out", out("f.yaml"), "--engine", "eager"},
+			[]string{"--engine: not read by calibrate --measured --fit (it reads --measured, --fit, --device, --out)"}, ""},
+		{"merge one folder twice", []string{"merge", "-o", out("m3"), shard0, shard0}, []string{shard0 + " is given twice (folders 1 and 2 to merge)"}, out("m3")},
+		{"merge a point in two shards", []string{"merge", "-o", out("m4"), shard0, shard0Again}, []string{"point 0 is in two shards, " + shard0 + " and " + shard0Again}, out("m4")},
+		{"calibrate --device unknown", []string{"calibrate", "--measured", measuredProfile, "--device", "nope"}, []string{`--device nope: unknown accelerator "nope"`}, ""},
+		{"calibrate --engine unknown", []string{"calibrate", "--measured", measuredProfile, "--engine", "nope"}, []string{`--engine nope: "nope" is not allowed`}, ""},
+		{"regress --dir missing", []string{"regress", "--dir", out("none")}, []string{"--dir " + out("none") + ": not a folder of micro-scenarios"}, ""},
+		{"run --seed empty", []string{"run", "-o", out("e1"), "--seed", ""}, []string{`--seed "": want a whole number from 0 to 18446744073709551615`}, out("e1")},
+		{"study given a design", []string{"-o", out("e2"), "--set", "system.design=recompute"},
+			[]string{"simrun: --set system.design=recompute: key system.design: recompute: the default study runs every design"}, out("e2")},
+		{"calibrate duplicate gpu", []string{"calibrate", "--measured", writeFile(t, "p.json", "{\"gpu\": \"NVIDIA H100\",\n\"gpu\": \"NVIDIA A100\"}")},
+			[]string{"p.json: line 2: key gpu: written twice (first on line 1)"}, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -61,6 +61,14 @@ func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
+// flagGiven reports whether the command line gave the flag name, with any
+// value, an empty one included.
+func flagGiven(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
+}
+
 func usage(w io.Writer) {
 	fmt.Fprint(w, `usage: simrun [-c FILE] [-o DIR] [-j N] [--force] [--set key=value]...
        simrun COMMAND [flags]

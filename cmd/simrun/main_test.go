@@ -129,7 +129,7 @@ func TestCalibrateMeasured(t *testing.T) {
 	assert.Regexp(t, `decode +11 +[0-9]{3}\.[0-9]%`, stdout)
 	code, _, stderr = simrun("calibrate", "--measured", profile, "--engine", "tensorrt")
 	assert.Equal(t, 2, code)
-	assert.Contains(t, stderr, `engine "tensorrt" is not allowed (allowed: cuda-graphs, eager, vllm-v0, vllm-v0-a100)`)
+	assert.Contains(t, stderr, `--engine tensorrt: "tensorrt" is not allowed (allowed: cuda-graphs, eager, vllm-v0, vllm-v0-a100)`)
 	code, _, stderr = simrun("calibrate", "--measured", filepath.Join(t.TempDir(), "none.json"))
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "none.json: cannot read the profile")

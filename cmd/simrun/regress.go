@@ -28,6 +28,10 @@ func runRegress(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "simrun regress: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
+	if st, err := os.Stat(*dir); err != nil || !st.IsDir() {
+		fmt.Fprintf(stderr, "simrun regress: --dir %s: not a folder of micro-scenarios (NAME.yaml)\n", *dir)
+		return 2
+	}
 	names, err := filepath.Glob(filepath.Join(*dir, "*.yaml"))
 	if err != nil || len(names) == 0 {
 		fmt.Fprintf(stderr, "simrun regress: no micro-scenarios (NAME.yaml) in %s\n", *dir)

@@ -50,7 +50,7 @@ func runRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "simrun run: %v\n", err)
 		return 2
 	}
-	if *seed != "" {
+	if flagGiven(fs, "seed") { // --seed '' too: it sets no seed
 		if _, err := strconv.ParseUint(*seed, 10, 64); err != nil {
 			fmt.Fprintf(stderr, "simrun run: --seed %q: want a whole number from 0 to %d\n", *seed, uint64(math.MaxUint64))
 			return 2

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/kvcosim/kvcosim/hostcpu"
@@ -68,6 +69,11 @@ func runStudy(args []string, stdout, stderr io.Writer) int {
 	base, err := scenario.Load(*cfg, sets)
 	if err != nil {
 		fmt.Fprintf(stderr, "simrun: %v\n", err)
+		return 2
+	}
+	if base.Changed("system.design") {
+		fmt.Fprintf(stderr, "simrun: %s: key system.design: %s: the default study runs every design (%s) and sets system.design itself; leave it out, or run one design with simrun run\n",
+			base.Where("system.design"), base.System.Design, strings.Join(studyDesigns, ", "))
 		return 2
 	}
 	if len(base.Storage.Tiers) > 0 {

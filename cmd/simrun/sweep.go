@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kvcosim/kvcosim/internal/jsonkeys"
 	"github.com/kvcosim/kvcosim/reports"
 	"github.com/kvcosim/kvcosim/scenario"
 )
@@ -270,6 +271,9 @@ func readSweep(dir string) (sweepManifest, [][]string, error) {
 	if err := json.Unmarshal(js, &m); err != nil {
 		return m, nil, fmt.Errorf("%s: %v", filepath.Join(dir, "sweep.json"), err)
 	}
+	if err := jsonkeys.Check(js); err != nil {
+		return m, nil, fmt.Errorf("%s: %w", filepath.Join(dir, "sweep.json"), err)
+	}
 	data, err := os.ReadFile(filepath.Join(dir, "sweep.csv"))
 	if err != nil {
 		return m, nil, fmt.Errorf("%s is not a sweep folder: %v", dir, err)
@@ -388,8 +392,11 @@ func notAnInput(out string, dirs []string) error {
 func mergeShards(dirs []string) ([][]string, sweepManifest, error) {
 	var whole sweepManifest
 	var header []string
-	byPoint := map[int][]string{}
+	byPoint, from := map[int][]string{}, map[int]string{}
 	for i, dir := range dirs {
+		if j := slices.IndexFunc(dirs[:i], func(d string) bool { return absPath(d) == absPath(dir) }); j >= 0 {
+			return nil, whole, fmt.Errorf("%s is given twice (folders %d and %d to merge): give each shard once", dir, j+1, i+1)
+		}
 		m, rows, err := readSweep(dir)
 		if err != nil {
 			return nil, whole, err
@@ -404,10 +411,10 @@ func mergeShards(dirs []string) ([][]string, sweepManifest, error) {
 			if err != nil || p < 0 || p >= whole.Points {
 				return nil, whole, fmt.Errorf("%s: bad point %q", dir, r[0])
 			}
-			if _, dup := byPoint[p]; dup {
-				return nil, whole, fmt.Errorf("point %d is in two shards", p)
+			if first, dup := from[p]; dup {
+				return nil, whole, fmt.Errorf("point %d is in two shards, %s and %s", p, first, dir)
 			}
-			byPoint[p] = r
+			byPoint[p], from[p] = r, dir
 		}
 	}
 	rows := [][]string{header}

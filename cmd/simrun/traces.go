@@ -41,6 +41,24 @@ func (o *traceOptions) parse() error {
 	if (o.window != "" || o.filter != "") && o.chrome == "" && o.vcd == "" {
 		return fmt.Errorf("--trace-window and --trace-filter shape --trace or --vcd: give one of them")
 	}
+	for _, f := range []struct{ flag, path string }{{"--trace", o.chrome}, {"--vcd", o.vcd}} {
+		if err := checkOutputFile(f.flag, f.path); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkOutputFile refuses an output file flag's path that exists and is
+// not a regular file (reports.CheckOutputFile), naming the flag, before
+// any work is done; an empty path is no output.
+func checkOutputFile(flag, path string) error {
+	if path == "" {
+		return nil
+	}
+	if err := reports.CheckOutputFile(path); err != nil {
+		return fmt.Errorf("%s %s: %v", flag, path, err)
+	}
 	return nil
 }
 
