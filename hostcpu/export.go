@@ -2,6 +2,8 @@ package hostcpu
 
 import (
 	"fmt"
+	"github.com/kvcosim/kvcosim/hostcpu/mech"
+	"github.com/kvcosim/kvcosim/hostcpu/store"
 	"github.com/kvcosim/kvcosim/kvstore"
 	"strconv"
 
@@ -20,7 +22,7 @@ type exportTask struct {
 	pending int
 	key     kvstore.Key
 	blocks  []kvstore.Key
-	result  exportOutcome
+	result  store.Outcome
 	bytes   int64
 	// tokens and cut are the session's history length and truncated
 	// tokens when the export began: what the stored version holds
@@ -60,8 +62,8 @@ func (s *System) startExport(sess *session, node int, record int) {
 		}
 	}
 	t.bytes = newTokens * s.cfg.KVBytesPerToken
-	if s.cfg.Mech.Save == SaveAsync && !s.bufferRoom(t.bytes) {
-		if s.cfg.Mech.AsyncFull == FullDrop {
+	if s.cfg.Mech.Save == mech.SaveAsync && !s.bufferRoom(t.bytes) {
+		if s.cfg.Mech.AsyncFull == mech.FullDrop {
 			s.counts.ExportsDropped++
 			sess.exporting = false
 			return
@@ -116,7 +118,7 @@ func (s *System) exportStep(id int) {
 	t.phase++
 	switch {
 	case t.phase == 1:
-		s.store.Offload(id)
+		s.store.Offload(ticket(opExportStep, id), s.exportOf(t))
 	case t.phase == 2:
 		// Save, then let a turn parked behind the export go (async): a
 		// CPU-run store looks up on the spot and enters the new version
@@ -124,10 +126,10 @@ func (s *System) exportStep(id int) {
 		// being saved, as LMCache's lookup finds the chunks a store has
 		// just put in its CPU cache and CachedAttention's the KV still in
 		// host memory; the bytes not yet in their tier come from the
-		// buffer (cpuStore.Import). Let go before the save, the turn
+		// buffer (store.cpuStore.Import). Let go before the save, the turn
 		// found the previous version and recomputed its whole history.
-		t.pending = s.store.Save(id) // t stays put: a slot table's values never move
-		if s.cfg.Mech.Save == SaveAsync {
+		t.pending = s.store.Save(ticket(opExportStep, id), s.exportOf(t)) // t stays put: a slot table's values never move
+		if s.cfg.Mech.Save == mech.SaveAsync {
 			t.sess.buffered = true // the next turn need not wait
 			// a CPU-run store's writes (the FPGA's result comes at its end)
 			t.sess.saving = t.result.Export.Writes
@@ -150,10 +152,9 @@ func (t *exportTask) object() kvstore.Object {
 	return kvstore.Object{Key: t.key, Prev: t.sess.exported, Blocks: t.blocks, Held: t.sess.heldBlocks, From: t.from}
 }
 
-// exportOutcome is what the store did with an export.
-type exportOutcome struct {
-	Export kvstore.ExportResult
-	Err    error
+// exportOf is what the store is handed of an export.
+func (s *System) exportOf(t *exportTask) store.Export {
+	return store.Export{Session: t.sess.id, Node: t.node, Bytes: t.bytes, Object: t.object(), HistoryTokens: t.sess.historyLen}
 }
 
 // exported ends an export: the session's stored version is now its
@@ -162,7 +163,7 @@ func (s *System) exported(id int) {
 	t := s.exports.Take(id)
 	sess := t.sess
 	sess.exporting, sess.buffered, sess.saving = false, false, nil
-	if s.cfg.Mech.Save == SaveAsync {
+	if s.cfg.Mech.Save == mech.SaveAsync {
 		s.buffered -= t.bytes
 		defer s.unblock()
 	}

@@ -2,6 +2,7 @@ package hostcpu
 
 import (
 	"fmt"
+	"github.com/kvcosim/kvcosim/hostcpu/mech"
 
 	"github.com/kvcosim/kvcosim/sim"
 )
@@ -44,7 +45,7 @@ func (s *System) startLoad(slot int) {
 	case prefetchLanded:
 		s.counts.PrefetchUsed++
 	}
-	r.pendingImport = s.store.Import(slot)
+	r.pendingImport = s.importFound(slot)
 }
 
 // loaded ends a layer-wise load now; an iteration held for it goes on.
@@ -54,7 +55,7 @@ func (s *System) loaded(slot int) {
 	if n := s.nodes[r.node]; n.loadWait {
 		n.loadWait = false
 		s.iterationDone(n)
-	} else if s.cfg.Mech.LoadWait == LoadWaitRequest {
+	} else if s.cfg.Mech.LoadWait == mech.LoadWaitRequest {
 		s.kick(n) // it may be the only request the accelerator waits for
 	}
 }
@@ -70,7 +71,7 @@ func (s *System) landed(slot int, end sim.Time) {
 // sitsOut reports whether a request stays out of the next iteration: its
 // layer-wise load is still moving and store.load_wait is request.
 func (s *System) sitsOut(r *request) bool {
-	return r.load == loadLoading && s.cfg.Mech.LoadWait == LoadWaitRequest
+	return r.load == loadLoading && s.cfg.Mech.LoadWait == mech.LoadWaitRequest
 }
 
 // holdForLoads keeps an iteration from ending before its members'
@@ -94,7 +95,7 @@ func (s *System) holdForLoads(n *nodeState) bool {
 			r.load = loadApplied
 			own := max(s.layerwiseEnd(r, n.iterCost), now)
 			end = max(end, own)
-			if s.cfg.Mech.LoadWait == LoadWaitRequest { // it sat out from its admission to this iteration's start
+			if s.cfg.Mech.LoadWait == mech.LoadWaitRequest { // it sat out from its admission to this iteration's start
 				r.rec.LoadStall = n.iterEnd - n.iterCost - r.admitted
 			} else {
 				r.rec.LoadStall = own - n.iterEnd
@@ -113,7 +114,7 @@ func (s *System) holdForLoads(n *nodeState) bool {
 // for a request whose load ran from loadStart to loadEnd.
 func (s *System) layerwiseEnd(r *request, c sim.Time) sim.Time {
 	d := r.loadEnd - r.loadStart
-	num, den := firstLayerShare(s.cfg.Mech.Layout, s.cfg.Layers)
+	num, den := mech.FirstLayerShare(s.cfg.Mech.Layout, s.cfg.Layers)
 	first := sim.Time(int64(d) / den * num)
 	return r.loadStart + max(first+c, d+c/sim.Time(s.cfg.Layers))
 }
@@ -122,7 +123,7 @@ func (s *System) layerwiseEnd(r *request, c sim.Time) sim.Time {
 // into host memory (store.prefetch: queue).
 func (s *System) prefetch(slot int) {
 	r := s.reqs.At(slot)
-	if s.cfg.Mech.Prefetch != PrefetchQueue || s.preloaded(r) {
+	if s.cfg.Mech.Prefetch != mech.PrefetchQueue || s.preloaded(r) {
 		return // no prefetch, or the KV is on its way into the accelerator already
 	}
 	n := s.nodes[r.node]
@@ -137,7 +138,7 @@ func (s *System) prefetch(slot int) {
 	for _, e := range r.found.Extents { // the parts land in later events, after the count is made
 		if e.Tier > 0 && e.Bytes > 0 {
 			r.prefetchParts++
-			s.moveExtent(slot, toHost(n, e.Tier, e.Addr), e.Bytes, opPrefetched)
+			s.moves.start(ticket(opPrefetched, slot), n.ToHost(e.Tier, e.Addr), e.Bytes)
 		}
 	}
 	if r.prefetchParts > 0 {
@@ -160,22 +161,6 @@ func (s *System) prefetched(slot int) {
 	blocked := r.prefetch == prefetchBlocked
 	r.prefetch = prefetchLanded
 	if blocked {
-		r.pendingImport = s.store.Import(slot)
+		r.pendingImport = s.importFound(slot)
 	}
-}
-
-// importHops is an extent's way into the accelerator: read in its tier,
-// through host memory (a bounce buffer), over PCIe; only the last hop when
-// a prefetch has put it in host memory already.
-func (s *System) importHops(r *request, tier int, addr int64) []hop {
-	n := s.nodes[r.node]
-	if r.prefetch == prefetchLanded && tier > 0 {
-		return []hop{{link: n.ToGPU}}
-	}
-	return append(toHost(n, tier, addr), hop{link: n.ToGPU})
-}
-
-// toHost is an extent's way from its tier into host memory.
-func toHost(n *nodeState, tier int, addr int64) []hop {
-	return []hop{{dev: n.Tiers[tier], addr: addr}, n.staging(true)}
 }

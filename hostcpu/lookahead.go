@@ -1,6 +1,8 @@
 package hostcpu
 
 import (
+	"github.com/kvcosim/kvcosim/hostcpu/mech"
+	"github.com/kvcosim/kvcosim/hostcpu/store"
 	"github.com/kvcosim/kvcosim/kvstore"
 )
 
@@ -27,7 +29,7 @@ const unwindowedTokens = 8192
 // lookAheadOn reports whether the closed loop looks ahead: queue prefetch
 // over two tiers or more, for session objects.
 func lookAheadOn(cfg Config, pool *kvstore.Pool) bool {
-	return cfg.MaxConcurrency > 0 && cfg.Mech.Prefetch == PrefetchQueue && cfg.Scheme != kvstore.SchemeBlock &&
+	return cfg.MaxConcurrency > 0 && cfg.Mech.Prefetch == mech.PrefetchQueue && cfg.Scheme != kvstore.SchemeBlock &&
 		pool != nil && pool.Tiers() >= 2
 }
 
@@ -62,7 +64,7 @@ func (s *System) aheadWindow() int {
 	if !s.aheadOn {
 		return 0
 	}
-	if s.cfg.Mech.PrefetchWindowTurns != AutoWindow {
+	if s.cfg.Mech.PrefetchWindowTurns != mech.AutoWindow {
 		return s.cfg.Mech.PrefetchWindowTurns
 	}
 	var held, objects int64
@@ -114,13 +116,13 @@ func (s *System) raise(sess *session) {
 	for _, x := range read {
 		if x.Bytes > 0 {
 			sess.raising++
-			s.moveExtent(int(sess.index), toHost(n, x.Tier, x.Addr), x.Bytes, opRaised)
+			s.moves.start(ticket(opRaised, int(sess.index)), n.ToHost(x.Tier, x.Addr), x.Bytes)
 		}
 	}
 	if sess.raising > 0 {
 		s.raises++
 	}
-	s.move(sess.lastNode, moves)
+	store.MoveBetweenTiers(host{s}, sess.lastNode, moves)
 }
 
 // raisedPart counts a part of a raise landing; a request that waits for

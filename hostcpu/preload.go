@@ -2,6 +2,8 @@ package hostcpu
 
 import (
 	"fmt"
+	"github.com/kvcosim/kvcosim/hostcpu/mech"
+	"github.com/kvcosim/kvcosim/hostcpu/store"
 
 	"github.com/kvcosim/kvcosim/kvstore"
 	"github.com/kvcosim/kvcosim/sim"
@@ -47,8 +49,8 @@ func (p preload) held() bool { return p.state == preloadMoving || p.state == pre
 // loop, for a design whose CPU runs a store of session objects and loads
 // them layer by layer.
 func PreloadOn(cfg Config) bool {
-	return cfg.MaxConcurrency > 0 && cfg.Mech.Preload == PreloadQueue && cfg.Scheme != kvstore.SchemeBlock &&
-		cfg.Mech.Load == LoadLayerwise && cfg.Design.Stores && !cfg.Design.Card
+	return cfg.MaxConcurrency > 0 && cfg.Mech.Preload == mech.PreloadQueue && cfg.Scheme != kvstore.SchemeBlock &&
+		cfg.Mech.Load == mech.LoadLayerwise && cfg.Design.Stores && !cfg.Design.Card
 }
 
 // preloadQueued starts the pre-loads of the held-back turns in queue
@@ -127,7 +129,7 @@ func (s *System) startPreload(sess *session, n *nodeState, extents []kvstore.Ext
 	for _, x := range extents {
 		if x.Bytes > 0 {
 			sess.preload.parts++
-			s.moveExtent(int(sess.index), append(toHost(n, x.Tier, x.Addr), hop{link: n.ToGPU}), x.Bytes, opPreloaded)
+			s.moves.start(ticket(opPreloaded, int(sess.index)), append(n.ToHost(x.Tier, x.Addr), store.Hop{Link: n.ToGPU}), x.Bytes)
 		}
 	}
 }

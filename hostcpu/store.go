@@ -1,6 +1,8 @@
 package hostcpu
 
 import (
+	"github.com/kvcosim/kvcosim/hostcpu/mech"
+	"github.com/kvcosim/kvcosim/hostcpu/store"
 	"github.com/kvcosim/kvcosim/kvstore"
 	"strconv"
 )
@@ -11,7 +13,8 @@ func (s *System) query(slot int) {
 	r.stageStart = s.eng.Now()
 	s.counts.Queries++
 	s.keep(r, 1)
-	s.store.Query(slot)
+	s.store.Query(ticket(opQueried, slot), store.Lookup{Session: r.sess.id, Node: r.node, Object: s.queryObject(r),
+		HistoryTokens: r.sess.historyLen, PromptTokens: r.promptLen, KeysGiven: len(r.sess.plan.Turns[r.sess.turn].BlockKeys) > 0})
 }
 
 // keep counts a request's keys as waiting (by +1 from its lookup) or not
@@ -73,13 +76,21 @@ func (s *System) queried(slot int) {
 	if r.sess.cut > 0 {
 		r.found.Extents = readable(r.found.Extents, r.rec.ImportBytes)
 	}
-	if s.cfg.Mech.Load == LoadLayerwise {
+	if s.cfg.Mech.Load == mech.LoadLayerwise {
 		r.load = loadAwaiting // the load starts at admission
 		s.prefetch(slot)
 		s.enqueue(slot)
 		return
 	}
-	r.pendingImport = s.store.Import(slot)
+	r.pendingImport = s.importFound(slot)
+}
+
+// importFound has the store move a request's found KV into the
+// accelerator and returns in how many parts.
+func (s *System) importFound(slot int) int {
+	r := s.reqs.At(slot)
+	return s.store.Import(ticket(opImported, slot), store.Import{Node: r.node, Bytes: r.rec.ImportBytes, Extents: r.found.Extents,
+		Saving: r.sess.saving, Staged: r.prefetch == prefetchLanded})
 }
 
 // imported counts the import's parts; with the last the request queues.

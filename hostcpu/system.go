@@ -3,11 +3,13 @@ package hostcpu
 import (
 	"cmp"
 	"fmt"
+	"github.com/kvcosim/kvcosim/hostcpu/mech"
 	"github.com/kvcosim/kvcosim/kvstore"
 	"slices"
 
 	"github.com/kvcosim/kvcosim/accel"
 	"github.com/kvcosim/kvcosim/accel/tinylm"
+	"github.com/kvcosim/kvcosim/hostcpu/store"
 	"github.com/kvcosim/kvcosim/sim"
 	"github.com/kvcosim/kvcosim/workloads"
 )
@@ -105,11 +107,11 @@ type System struct {
 	cfg      Config
 	nodes    []*nodeState
 	pool     *kvstore.Pool // the store's tiers and index (design cpu; the FPGAs share their directory)
-	store    Store
+	store    store.Store
 	router   router
 	sessions []*session
 	reqs     sim.Slots[request]
-	moves    sim.Slots[transfer]
+	moves    *mover
 	exports  sim.Slots[exportTask]
 	records  []Record
 	counts   Counts
@@ -138,17 +140,15 @@ type System struct {
 
 // The System's events.
 const (
-	opTurn = iota
+	opNone = iota // a background move between tiers has landed (store.Background)
+	opTurn
 	opDecide
 	opQueried
 	opImported
 	opIteration
-	opTransfer
 	opExportStep
 	opAdmit
 	opOpen
-	opMoved
-	opStreamed
 	opPrefetched
 	opRaised
 	opPreloaded
@@ -168,8 +168,9 @@ func NewSystem(eng *sim.Engine, cfg Config, nodes []Node, pool *kvstore.Pool, w 
 	}
 	s := &System{eng: eng, cfg: cfg, pool: pool, router: router{migrate: cfg.MigrateFraction, rng: streams.Stream("hostcpu/routing")},
 		counts: Counts{Decisions: map[string]int64{}}}
-	s.store = cfg.Design.newStore(s)
-	if cfg.Mech.Eviction == EvictQueueAware && pool != nil {
+	s.moves = &mover{eng: eng, owner: s, chunk: cfg.Mech.ChunkBytes}
+	s.store = cfg.Design.New(host{s}, store.Params{Scheme: cfg.Scheme, CPUHashBandwidth: cfg.CPUHashBandwidth, HostAccessLatency: cfg.HostAccessLatency})
+	if cfg.Mech.Eviction == mech.EvictQueueAware && pool != nil {
 		s.waiting = map[kvstore.Key]int{}
 		pool.SetKeep(func(k kvstore.Key) bool { return s.waiting[k] > 0 })
 	}
@@ -201,7 +202,7 @@ func NewSystem(eng *sim.Engine, cfg Config, nodes []Node, pool *kvstore.Pool, w 
 		s.closed = newClosedLoop(cfg.MaxConcurrency, cfg.ClosedOrder, s.sessions)
 		s.aheadOn = lookAheadOn(cfg, pool)
 		s.preloadOn = PreloadOn(cfg) && pool != nil
-		if s.aheadOn && cfg.Mech.PrefetchWindowTurns == AutoWindow {
+		if s.aheadOn && cfg.Mech.PrefetchWindowTurns == mech.AutoWindow {
 			s.firstWindow = firstWindow(cfg, pool)
 		}
 		eng.Schedule(0, sim.Event{Handler: s, Op: opAdmit})
@@ -270,17 +271,12 @@ func (s *System) Handle(ev sim.Event) {
 		s.imported(int(ev.Arg))
 	case opIteration:
 		s.iterationDone(s.nodes[ev.Arg])
-	case opTransfer:
-		s.transferStep(int(ev.Arg))
 	case opExportStep:
 		s.exportStep(int(ev.Arg))
 	case opAdmit:
 		s.admitQueued()
 	case opOpen:
 		s.open(int(ev.Arg))
-	case opMoved: // a background move between tiers has landed
-	case opStreamed:
-		s.streamed(ev.Arg)
 	case opPrefetched:
 		s.prefetched(int(ev.Arg))
 	case opRaised:

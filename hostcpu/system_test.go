@@ -1,6 +1,7 @@
 package hostcpu
 
 import (
+	"github.com/kvcosim/kvcosim/hostcpu/store"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -44,7 +45,7 @@ func newTestSystem(t *testing.T, cfg Config, kvTokens int64, sessions ...workloa
 
 func recomputeConfig() Config {
 	cfg := validConfig()
-	cfg.Design, _ = ParseDesign("recompute")
+	cfg.Design, _ = store.ParseDesign("recompute")
 	cfg.KVBytesPerToken = 1
 	return cfg
 }

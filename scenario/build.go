@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"github.com/kvcosim/kvcosim/hostcpu/store"
 	"github.com/kvcosim/kvcosim/kvstore"
 	"slices"
 	"time"
@@ -216,8 +217,8 @@ func (r *Run) buildNode(i int) (*builtNode, hostcpu.Node, error) {
 	if err != nil {
 		return nil, hostcpu.Node{}, err
 	}
-	hn := hostcpu.Node{Exec: n.exec, KV: kv, HostMemory: n.host, HostMemoryBytes: rs.hostMemory.CapacityBytes(),
-		ToGPU: n.gpu.HostToCard, FromGPU: n.gpu.CardToHost, Tiers: tiers}
+	hn := hostcpu.Node{Exec: n.exec, KV: kv, Node: store.Node{HostMemory: n.host, HostMemoryBytes: rs.hostMemory.CapacityBytes(),
+		ToGPU: n.gpu.HostToCard, FromGPU: n.gpu.CardToHost, Tiers: tiers}}
 	if rs.host.Design.Card {
 		if err := r.buildFPGA(i, n, &hn, tiers[0]); err != nil {
 			return nil, hostcpu.Node{}, err

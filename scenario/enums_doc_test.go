@@ -1,6 +1,8 @@
 package scenario
 
 import (
+	"github.com/kvcosim/kvcosim/hostcpu/mech"
+	"github.com/kvcosim/kvcosim/hostcpu/store"
 	"os"
 	"strings"
 	"testing"
@@ -22,7 +24,7 @@ func TestDocsListEveryEnumFromItsTable(t *testing.T) {
 	page, err := os.ReadFile("../docs/scenario.md")
 	require.NoError(t, err)
 	enums := map[string][]string{
-		"system.design":       hostcpu.DesignNames(),
+		"system.design":       store.DesignNames(),
 		"system.export":       hostcpu.ExportPolicies.Names(),
 		"fpga.hashing":        kvstore.Schemes.Names(),
 		"fpga.alloc_policy":   kvstore.AllocPolicies.Names(),
@@ -31,12 +33,12 @@ func TestDocsListEveryEnumFromItsTable(t *testing.T) {
 		"fpga.export_mode":    kvstore.ExportModes.Names(),
 		"functional.decoding": accel.DecodeKinds.Names(),
 		"accelerator.engine":  accel.EngineNames(),
-		"store.load":          hostcpu.LoadModes.Names(),
-		"store.save":          hostcpu.SaveModes.Names(),
-		"store.async_full":    hostcpu.FullPolicies.Names(),
-		"store.prefetch":      hostcpu.PrefetchPolicies.Names(),
-		"store.preload":       hostcpu.PreloadPolicies.Names(),
-		"store.eviction":      hostcpu.EvictionPolicies.Names(),
+		"store.load":          mech.LoadModes.Names(),
+		"store.save":          mech.SaveModes.Names(),
+		"store.async_full":    mech.FullPolicies.Names(),
+		"store.prefetch":      mech.PrefetchPolicies.Names(),
+		"store.preload":       mech.PreloadPolicies.Names(),
+		"store.eviction":      mech.EvictionPolicies.Names(),
 	}
 	for key, names := range enums {
 		row := docRow(string(page), key)

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"github.com/kvcosim/kvcosim/hostcpu"
+	"github.com/kvcosim/kvcosim/hostcpu/mech"
 	"github.com/kvcosim/kvcosim/memory"
 	"github.com/kvcosim/kvcosim/reports"
 	"github.com/kvcosim/kvcosim/sim"
@@ -73,7 +74,7 @@ func (res *Result) Summary() reports.Summary {
 	s.Decisions["migrations"] = c.Migrations
 	s.Evictions["device"] = c.DeviceEvictions
 	s.Store["exports"], s.Store["exports_failed"] = c.Exports, c.ExportFailed
-	if m := r.l.resolved.host.Mech; m.Prefetch != hostcpu.PrefetchNone {
+	if m := r.l.resolved.host.Mech; m.Prefetch != mech.PrefetchNone {
 		s.Store["prefetches"], s.Store["prefetch_used"], s.Store["prefetch_late"] = c.Prefetches, c.PrefetchUsed, c.PrefetchLate
 		if r.l.resolved.host.MaxConcurrency > 0 {
 			s.Store["lookahead_window"] = int64(r.sys.LookAheadTurns())
@@ -84,7 +85,7 @@ func (res *Result) Summary() reports.Summary {
 	if hostcpu.PreloadOn(r.l.resolved.host) {
 		s.Store["preloads"], s.Store["preload_used"], s.Store["preload_wasted"] = c.Preloads, c.PreloadUsed, c.PreloadWasted
 	}
-	if m := r.l.resolved.host.Mech; m.Save == hostcpu.SaveAsync {
+	if m := r.l.resolved.host.Mech; m.Save == mech.SaveAsync {
 		s.Store["exports_blocked"], s.Store["exports_dropped"] = c.ExportsBlocked, c.ExportsDropped
 	}
 	k := res.Counted

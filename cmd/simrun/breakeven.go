@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"fmt"
+	"github.com/kvcosim/kvcosim/hostcpu/store"
 	"math"
 	"path/filepath"
 	"slices"
@@ -11,7 +12,6 @@ import (
 
 	"gonum.org/v1/plot"
 
-	"github.com/kvcosim/kvcosim/hostcpu"
 	"github.com/kvcosim/kvcosim/reports"
 	"github.com/kvcosim/kvcosim/scenario"
 )
@@ -325,6 +325,6 @@ func joinWords(words []string) string {
 // hasOwnDRAMTier reports whether a design puts a DRAM tier of its own
 // above the drives.
 func hasOwnDRAMTier(design string) bool {
-	d, err := hostcpu.ParseDesign(design)
+	d, err := store.ParseDesign(design)
 	return err == nil && d.DRAMTier
 }

@@ -1,4 +1,8 @@
-package hostcpu
+// Package mech holds the store mechanisms a storing design uses (how KV
+// is loaded, saved, prefetched, pre-loaded and evicted, and how transfers
+// stream), their scenario names, and the one statement of what each needs
+// of the others and of the run.
+package mech
 
 import (
 	"fmt"
@@ -120,7 +124,7 @@ const (
 	// PreloadQueue moves the top-tier objects of a closed loop's
 	// held-back turns, in queue order, into a read buffer in the
 	// accelerator's memory before they are let in (CachedAttention's
-	// layer-wise pre-loading, preload.go).
+	// layer-wise pre-loading, hostcpu/preload.go).
 	PreloadQueue
 )
 
@@ -157,7 +161,7 @@ type Mechanisms struct {
 	Prefetch PrefetchPolicy
 	// PrefetchWindowTurns is how many of a closed loop's held-back turns
 	// PrefetchQueue looks ahead into (0: none); AutoWindow sizes the window
-	// by the top tier and the objects stored (lookahead.go).
+	// by the top tier and the objects stored (hostcpu/lookahead.go).
 	PrefetchWindowTurns int
 	// Preload and PreloadBufferBytes: whether held-back turns' KV is
 	// pre-loaded, into a read buffer of how many bytes per node.
@@ -217,11 +221,11 @@ const MinChunkBytes = 64 << 10
 // top tier.
 const AutoWindow = -1
 
-// firstLayerShare is the share of a whole-object read, in address order,
+// FirstLayerShare is the share of a whole-object read, in address order,
 // after which layer 0's K and V have landed: with layer-major objects the
 // first 1/L, with claim 9's (every layer's K, then every layer's V) half
 // and 1/(2L), with token-major ones all of it.
-func firstLayerShare(l kvstore.Layout, layers int64) (num, den int64) {
+func FirstLayerShare(l kvstore.Layout, layers int64) (num, den int64) {
 	switch l {
 	case kvstore.LayoutLayerMajor:
 		return 1, layers
