@@ -114,6 +114,13 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// Run is what the mechanisms' preconditions (mech.Mechanisms.Check) read
+// of this configuration over a store of tiers tiers.
+func (c Config) Run(tiers int) mech.Run {
+	return mech.Run{Design: c.Design.Name, Card: c.Design.Card, CPUStore: c.Design.Stores && !c.Design.Card,
+		ClosedLoop: c.MaxConcurrency > 0, Blocks: c.Scheme == kvstore.SchemeBlock, Tiers: tiers}
+}
+
 // Executor runs a node's iterations: the accelerator (accel.Executor), or
 // a fake in tests. Run prices an iteration and raises done when it ends;
 // the iteration's slices are the scheduler's, reused after Run returns.

@@ -52,13 +52,13 @@ func (s *System) Conservation() (Conservation, error) {
 	if p := s.counts; p.Preloads != p.PreloadUsed+p.PreloadWasted {
 		faults = append(faults, fmt.Sprintf("%d pre-loads but %d used + %d wasted", p.Preloads, p.PreloadUsed, p.PreloadWasted))
 	}
-	if n := s.unsettledPreloads(); n > 0 {
+	if n := s.preloads.unsettledPreloads(); n > 0 {
 		faults = append(faults, fmt.Sprintf("%d pre-loads whose session's next turn never came", n))
 	}
 	if p := s.counts; p.LookAheads != p.LookAheadUsed+p.LookAheadWasted {
 		faults = append(faults, fmt.Sprintf("%d look-aheads but %d used + %d wasted", p.LookAheads, p.LookAheadUsed, p.LookAheadWasted))
 	}
-	if n := s.unsettledRaises(); n > 0 {
+	if n := s.ahead.unsettledRaises(); n > 0 {
 		faults = append(faults, fmt.Sprintf("%d look-ahead raises whose session's next turn never came", n))
 	}
 	if s.closed != nil && s.closed.inFlight != 0 {

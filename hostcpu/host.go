@@ -16,9 +16,9 @@ type host struct{ s *System }
 // id -1 with op 0 is store.Background).
 func ticket(op int32, id int) store.Ticket { return store.Ticket(int64(id)<<8 | int64(op)) }
 
-// eventOf is the System's event a ticket ends with.
-func eventOf(s *System, t store.Ticket) sim.Event {
-	return sim.Event{Handler: s, Op: int32(t & 0xff), Arg: int64(t) >> 8}
+// eventOf is the event of h's a ticket ends with.
+func eventOf(h sim.Handler, t store.Ticket) sim.Event {
+	return sim.Event{Handler: h, Op: int32(t & 0xff), Arg: int64(t) >> 8}
 }
 
 // Now is the simulated time.
@@ -42,7 +42,9 @@ func (h host) Compute(node int, service sim.Time, t store.Ticket) {
 func (h host) Found(t store.Ticket, f kvstore.Found) { h.s.reqs.At(int(int64(t) >> 8)).found = f }
 
 // Saved keeps an export's outcome with its export.
-func (h host) Saved(t store.Ticket, o store.Outcome) { h.s.exports.At(int(int64(t) >> 8)).result = o }
+func (h host) Saved(t store.Ticket, o store.Outcome) {
+	h.s.export.tasks.At(int(int64(t) >> 8)).result = o
+}
 
 // End raises t's event now.
 func (h host) End(t store.Ticket) { h.s.Handle(eventOf(h.s, t)) }

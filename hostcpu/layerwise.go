@@ -28,11 +28,22 @@ const (
 	prefetchBlocked               // admitted while moving: the load starts when it lands
 )
 
+// layerwise is the layer-wise load (store.load: layerwise): a request's
+// import starts at its admission and each layer of its first iteration
+// waits for its own KV.
+type layerwise struct{ s *System }
+
+// prefetcher is the queue prefetch (store.prefetch: queue): a queued
+// request's KV found below the top tier moves into host memory while the
+// request waits.
+type prefetcher struct{ s *System }
+
 // startLoad begins a layer-wise load at admission: from host memory when a
 // prefetch has landed, after it when one is still moving, else from
 // where the store found it.
-func (s *System) startLoad(slot int) {
-	if s.usePreload(slot) {
+func (lw *layerwise) startLoad(slot int) {
+	s := lw.s
+	if s.preloads.usePreload(slot) {
 		return
 	}
 	r := s.reqs.At(slot)
@@ -49,8 +60,9 @@ func (s *System) startLoad(slot int) {
 }
 
 // loaded ends a layer-wise load now; an iteration held for it goes on.
-func (s *System) loaded(slot int) {
-	s.landed(slot, s.eng.Now())
+func (lw *layerwise) loaded(slot int) {
+	s := lw.s
+	lw.landed(slot, s.eng.Now())
 	r := s.reqs.At(slot)
 	if n := s.nodes[r.node]; n.loadWait {
 		n.loadWait = false
@@ -61,7 +73,8 @@ func (s *System) loaded(slot int) {
 }
 
 // landed records a layer-wise load whose KV landed at end.
-func (s *System) landed(slot int, end sim.Time) {
+func (lw *layerwise) landed(slot int, end sim.Time) {
+	s := lw.s
 	r := s.reqs.At(slot)
 	r.load, r.loadEnd = loadLanded, end
 	r.rec.Import = end - r.loadStart
@@ -70,7 +83,8 @@ func (s *System) landed(slot int, end sim.Time) {
 
 // sitsOut reports whether a request stays out of the next iteration: its
 // layer-wise load is still moving and store.load_wait is request.
-func (s *System) sitsOut(r *request) bool {
+func (lw *layerwise) sitsOut(r *request) bool {
+	s := lw.s
 	return r.load == loadLoading && s.cfg.Mech.LoadWait == mech.LoadWaitRequest
 }
 
@@ -82,7 +96,8 @@ func (s *System) sitsOut(r *request) bool {
 // max(start + C, load start + max(f_0 D + C, D + C/L)), as f_i grows
 // linearly in i. The batch shares the iteration, so all of it waits.
 // It returns true while the iteration is held.
-func (s *System) holdForLoads(n *nodeState) bool {
+func (lw *layerwise) holdForLoads(n *nodeState) bool {
+	s := lw.s
 	now := s.eng.Now()
 	end := now
 	for _, m := range n.members {
@@ -93,7 +108,7 @@ func (s *System) holdForLoads(n *nodeState) bool {
 			return true
 		case loadLanded:
 			r.load = loadApplied
-			own := max(s.layerwiseEnd(r, n.iterCost), now)
+			own := max(lw.layerwiseEnd(r, n.iterCost), now)
 			end = max(end, own)
 			if s.cfg.Mech.LoadWait == mech.LoadWaitRequest { // it sat out from its admission to this iteration's start
 				r.rec.LoadStall = n.iterEnd - n.iterCost - r.admitted
@@ -112,7 +127,8 @@ func (s *System) holdForLoads(n *nodeState) bool {
 
 // layerwiseEnd is when the last layer of an iteration of compute c ends
 // for a request whose load ran from loadStart to loadEnd.
-func (s *System) layerwiseEnd(r *request, c sim.Time) sim.Time {
+func (lw *layerwise) layerwiseEnd(r *request, c sim.Time) sim.Time {
+	s := lw.s
 	d := r.loadEnd - r.loadStart
 	num, den := mech.FirstLayerShare(s.cfg.Mech.Layout, s.cfg.Layers)
 	first := sim.Time(int64(d) / den * num)
@@ -121,9 +137,10 @@ func (s *System) layerwiseEnd(r *request, c sim.Time) sim.Time {
 
 // prefetch starts moving a queued request's KV found below the top tier
 // into host memory (store.prefetch: queue).
-func (s *System) prefetch(slot int) {
+func (pf *prefetcher) prefetch(slot int) {
+	s := pf.s
 	r := s.reqs.At(slot)
-	if s.cfg.Mech.Prefetch != mech.PrefetchQueue || s.preloaded(r) {
+	if s.cfg.Mech.Prefetch != mech.PrefetchQueue || s.preloads.preloaded(r) {
 		return // no prefetch, or the KV is on its way into the accelerator already
 	}
 	n := s.nodes[r.node]
@@ -149,7 +166,8 @@ func (s *System) prefetch(slot int) {
 
 // prefetched counts a prefetch's parts; with the last, a load that waits
 // for it starts.
-func (s *System) prefetched(slot int) {
+func (pf *prefetcher) prefetched(slot int) {
+	s := pf.s
 	r := s.reqs.At(slot)
 	if r.prefetch != prefetchMoving && r.prefetch != prefetchBlocked {
 		s.check(fmt.Errorf("hostcpu: at %v: node%d: a prefetch landed for request %d, which has none moving", s.eng.Now(), r.node, r.rec.ID))

@@ -13,7 +13,7 @@ func (s *System) query(slot int) {
 	r.stageStart = s.eng.Now()
 	s.counts.Queries++
 	s.keep(r, 1)
-	s.store.Query(ticket(opQueried, slot), store.Lookup{Session: r.sess.id, Node: r.node, Object: s.queryObject(r),
+	s.store.Query(ticket(opQueried, slot), store.Lookup{Session: r.sess.id, Node: r.node, Object: s.keys.object(r),
 		HistoryTokens: r.sess.historyLen, PromptTokens: r.promptLen, KeysGiven: len(r.sess.plan.Turns[r.sess.turn].BlockKeys) > 0})
 }
 
@@ -26,22 +26,13 @@ func (s *System) keep(r *request, by int) {
 	r.kept = by > 0
 	keys := r.blockKeys
 	if s.cfg.Scheme != kvstore.SchemeBlock {
-		keys = []kvstore.Key{s.objectKey(r.sess)}
+		keys = []kvstore.Key{s.keys.objectKey(r.sess)}
 	}
 	for _, k := range keys {
 		if s.waiting[k] += by; s.waiting[k] == 0 {
 			delete(s.waiting, k)
 		}
 	}
-}
-
-// queryObject is what a request looks for: the session's patent key, or
-// the prompt's block keys.
-func (s *System) queryObject(r *request) kvstore.Object {
-	if s.cfg.Scheme == kvstore.SchemeBlock {
-		return kvstore.Object{Blocks: r.blockKeys}
-	}
-	return kvstore.Object{Key: s.objectKey(r.sess)}
 }
 
 // queried takes the lookup's result and starts the import of a hit.
@@ -66,9 +57,9 @@ func (s *System) queried(slot int) {
 		s.counts.QueryMiss++
 	}
 	r.rec.ReusedTokens = reused
-	s.meetRaise(r)
+	s.ahead.meetRaise(r)
 	if reused == 0 {
-		s.settlePreload(r.sess) // no load will use it
+		s.preloads.settlePreload(r.sess) // no load will use it
 		s.imported(slot)
 		return
 	}
@@ -78,7 +69,7 @@ func (s *System) queried(slot int) {
 	}
 	if s.cfg.Mech.Load == mech.LoadLayerwise {
 		r.load = loadAwaiting // the load starts at admission
-		s.prefetch(slot)
+		s.fetch.prefetch(slot)
 		s.enqueue(slot)
 		return
 	}
@@ -103,14 +94,14 @@ func (s *System) imported(slot int) {
 	r.pendingImport = 0
 	now := s.eng.Now()
 	if r.load == loadLoading {
-		s.loaded(slot)
+		s.loads.loaded(slot)
 		return
 	}
 	if r.rec.ReusedTokens > 0 {
 		r.rec.Import = now - r.stageStart
 		r.rec.KVWait = r.rec.Parked + r.rec.QueryTime + r.rec.Import
 		s.span(r.node, PartStorage, TaskImport, "", r.sess.id, r.rec.Turn, r.stageStart, r.rec.ImportBytes)
-		if s.fn != nil && !s.readImport(r) {
+		if s.fn != nil && !s.fn.readImport(r) {
 			r.rec.ReusedTokens = 0 // the bytes failed their checks: recompute
 		}
 	}

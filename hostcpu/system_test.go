@@ -75,7 +75,7 @@ func TestClaim2DecisionTable(t *testing.T) {
 
 func TestLRUIdleSkipsRunningAndBreaksTiesByID(t *testing.T) {
 	at := func(id int64, lastUse sim.Time, running bool) *session {
-		return &session{id: id, lastUse: lastUse, running: running}
+		return &session{id: id, placement: placement{lastUse: lastUse, running: running}}
 	}
 	cases := []struct {
 		name      string

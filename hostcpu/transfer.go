@@ -7,10 +7,9 @@ import (
 )
 
 // mover carries out the host's transfers: it moves bytes through a path of
-// hops and then raises the transfer's ticket at its owner.
+// hops and then raises the transfer's ticket at its owner (the System).
 type mover struct {
-	eng   *sim.Engine
-	owner *System
+	owner sim.Handler
 	// chunk is store.chunk: the piece a transfer of several hops streams
 	// in (0: whole extents hop by hop)
 	chunk int64

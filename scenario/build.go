@@ -210,7 +210,7 @@ func (r *Run) buildNode(i int) (*builtNode, hostcpu.Node, error) {
 		return nil, hostcpu.Node{}, err
 	}
 	kvBytes := rs.kvRoom()
-	if hostcpu.PreloadOn(rs.host) {
+	if rs.host.Mech.PreloadOn(rs.host.Run(len(rs.tiers))) {
 		kvBytes -= rs.host.Mech.PreloadBufferBytes // the read buffer
 	}
 	kv, err := accel.NewKVMemory(kvBytes, rs.host.KVBytesPerToken, rs.kvBlock)

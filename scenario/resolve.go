@@ -487,26 +487,14 @@ func (r *resolver) resolveStore(sc *Scenario, out *resolved) {
 	if !out.host.Design.Stores {
 		return
 	}
-	if m.Load == mech.LoadLayerwise && out.host.Design.Card {
-		r.fail("store.load", "layerwise is not for the %s design: its engine imports and forwards the KV within the query, before the request queues (allowed: whole)", out.host.Design)
-	}
 	if out.drives > 1 && out.functional != nil {
 		r.fail(r.culprit("storage.drives", "mode"), "functional mode keeps the stored bytes on one drive (allowed: 1)")
 	}
-	if m.Load == mech.LoadLayerwise && out.functional != nil {
-		r.fail(r.culprit("store.load", "mode"), "layerwise is for timing mode: functional mode imports whole objects (allowed: whole)")
-	}
-	if !r.unset("store.prefetch_window") && m.PrefetchWindowTurns > 0 && (m.Prefetch != mech.PrefetchQueue || sc.Workload.MaxConcurrency == 0) {
-		r.fail(r.culprit("store.prefetch_window", "store.prefetch", "workload.max_concurrency"),
-			"a look-ahead window needs store.prefetch: queue and a closed loop (workload.max_concurrency > 0) whose held-back turns it looks into (allowed here: auto, 0)")
-	}
-	if !r.unset("store.prefetch_window") && m.PrefetchWindowTurns > 0 && out.host.Scheme == kvstore.SchemeBlock {
-		r.fail(r.culprit("store.prefetch_window", "fpga.hashing", "system.design"),
-			"the look-ahead raises session objects; the block scheme's chunks are prefetched at their lookup only (allowed here: auto, 0)")
-	}
 	r.bufferHoldsAnObject(st.AsyncBuffer, m, out)
 	r.hostMemoryStages(st.Chunk, m, out)
-	if err := m.Validate(len(out.tiers)); err != nil {
+	run := out.host.Run(len(out.tiers))
+	run.Functional = out.functional != nil
+	if err := m.Check(run); err != nil {
 		key, msg, _ := strings.Cut(err.Error(), ": ")
 		key, _, _ = strings.Cut(key, " ")
 		r.fail(r.culprit(strings.Split(key, ",")...), "%s", msg)
@@ -517,7 +505,7 @@ func (r *resolver) resolveStore(sc *Scenario, out *resolved) {
 // checkPreload refuses pre-loading set where it cannot run, and a
 // read buffer that leaves the accelerator less than one KV block.
 func (r *resolver) checkPreload(st Store, out *resolved) {
-	if !hostcpu.PreloadOn(out.host) {
+	if !out.host.Mech.PreloadOn(out.host.Run(len(out.tiers))) {
 		if st.Preload != "" && out.host.Mech.Preload == mech.PreloadQueue { // set, not the design's own
 			r.fail(r.culprit("store.preload", "system.design", "fpga.hashing", "workload.max_concurrency"),
 				"queue pre-loads a CPU-run store's session objects for the turns a closed loop holds back (workload.max_concurrency > 0; not the block scheme or the fpga design) (allowed here: none)")

@@ -82,7 +82,7 @@ func (res *Result) Summary() reports.Summary {
 			s.Store["lookahead_wasted"] = c.LookAheadWasted
 		}
 	}
-	if hostcpu.PreloadOn(r.l.resolved.host) {
+	if rs := r.l.resolved; rs.host.Mech.PreloadOn(rs.host.Run(len(rs.tiers))) {
 		s.Store["preloads"], s.Store["preload_used"], s.Store["preload_wasted"] = c.Preloads, c.PreloadUsed, c.PreloadWasted
 	}
 	if m := r.l.resolved.host.Mech; m.Save == mech.SaveAsync {
