@@ -1,8 +1,11 @@
-// Package hostcpu is the host CPU of each node: the session table, the
-// claim-2 decision on every request, the continuous-batching scheduler that
-// admits requests while device KV memory allows, and the three designs'
-// ways of storing and importing KV caches (none, software on the CPU, or
-// the patent's FPGA).
+// Package hostcpu is the host CPU of each node: a coordinator of the
+// session table, the claim-2 decision on every request, and the
+// continuous-batching scheduler that admits requests while device KV
+// memory allows. It lends the design's store (hostcpu/store) what a store
+// may use of the host (host.go) and drives the store mechanisms
+// (hostcpu/mech), each a type of its own: the export phases and async
+// save, the layer-wise load, prefetch, look-ahead, pre-load and the
+// context window's truncation.
 package hostcpu
 
 import (

@@ -16,9 +16,12 @@ type host struct{ s *System }
 // id -1 with op 0 is store.Background).
 func ticket(op int32, id int) store.Ticket { return store.Ticket(int64(id)<<8 | int64(op)) }
 
+// idOf is the request, export or session id a ticket carries.
+func idOf(t store.Ticket) int64 { return int64(t) >> 8 }
+
 // eventOf is the event of h's a ticket ends with.
 func eventOf(h sim.Handler, t store.Ticket) sim.Event {
-	return sim.Event{Handler: h, Op: int32(t & 0xff), Arg: int64(t) >> 8}
+	return sim.Event{Handler: h, Op: int32(t & 0xff), Arg: idOf(t)}
 }
 
 // Now is the simulated time.
@@ -39,11 +42,11 @@ func (h host) Compute(node int, service sim.Time, t store.Ticket) {
 }
 
 // Found keeps a lookup's outcome with its request.
-func (h host) Found(t store.Ticket, f kvstore.Found) { h.s.reqs.At(int(int64(t) >> 8)).found = f }
+func (h host) Found(t store.Ticket, f kvstore.Found) { h.s.reqs.At(int(idOf(t))).found = f }
 
 // Saved keeps an export's outcome with its export.
 func (h host) Saved(t store.Ticket, o store.Outcome) {
-	h.s.export.tasks.At(int(int64(t) >> 8)).result = o
+	h.s.export.tasks.At(int(idOf(t))).result = o
 }
 
 // End raises t's event now.

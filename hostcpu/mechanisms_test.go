@@ -138,3 +138,41 @@ func TestLayerwiseLoadWaitRequest(t *testing.T) {
 		assert.Equal(t, rec.Parked+rec.QueryTime+rec.LoadStall, rec.KVWait)
 	}
 }
+
+// TestTruncationCutsEnoughForTheNextTurns: a request that passes the
+// window loses at least what it passes by, and as much more history as
+// leaves prompt and output filling the share of the window asked; what
+// a stored version keeps of its tokens depends on whether its KV carries
+// positions.
+func TestTruncationCutsEnoughForTheNextTurns(t *testing.T) {
+	cases := []struct {
+		name                     string
+		window, fill             int64
+		history, prompt, outputs int64
+		cut                      int64
+	}{
+		{"fits", 1000, 1000, 500, 600, 100, 0},
+		{"no window", 0, 1000, 500, 5000, 100, 0},
+		{"just past, cut no more than needed", 1000, 1000, 800, 950, 100, 50},
+		{"cut to half the window", 1000, 500, 800, 950, 100, 550},
+		{"half the window is more than the history", 1000, 500, 300, 950, 100, 300},
+	}
+	for _, c := range cases {
+		cfg := validConfig()
+		cfg.ContextTokens, cfg.TruncateFillPermille = c.window, c.fill
+		tr := truncation{s: &System{cfg: cfg}}
+		assert.Equal(t, c.cut, tr.cutFor(c.history, c.prompt, c.outputs), c.name)
+	}
+	for _, c := range []struct {
+		design                 string
+		tokens, dropped, valid int64
+	}{
+		{"cpu", 400, 0, 400},
+		{"cpu", 400, 100, 0},
+		{"cachedattention", 400, 100, 300},
+		{"cachedattention", 400, 500, 0},
+	} {
+		tr := truncation{s: &System{cfg: rigConfig(t, c.design)}}
+		assert.Equal(t, c.valid, tr.stillValid(c.tokens, c.dropped), "%s: %d tokens stored, %d dropped", c.design, c.tokens, c.dropped)
+	}
+}

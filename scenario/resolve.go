@@ -541,7 +541,7 @@ func (r *resolver) bufferHoldsAnObject(text string, m mech.Mechanisms, out *reso
 // hostMemoryStages refuses transfers a CPU-run store could not stage in
 // host memory (cpu.host_memory): a chunk larger than it, or, with
 // store.chunk 0, a whole object larger than it. (A streamed transfer
-// larger than host memory wraps round it, hostcpu.Node.staging.)
+// larger than host memory wraps round it, store.Node.Staging.)
 func (r *resolver) hostMemoryStages(text string, m mech.Mechanisms, out *resolved) {
 	host := out.hostMemory.CapacityBytes()
 	if out.host.Design.Card {
