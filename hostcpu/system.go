@@ -95,35 +95,52 @@ type raiseState struct {
 	waiter    int
 }
 
-// request is one turn in flight.
+// request is one turn in flight, its state split by concern: the
+// scheduler's, the store's lookup and import, a layer-wise load and its
+// prefetch, and functional mode's.
 type request struct {
-	rec         Record
-	sess        *session
-	node        int
-	prompt      []uint32 // history and new tokens (nil when tokenless)
-	promptLen   int64
-	blockKeys   []kvstore.Key
+	rec        Record
+	sess       *session
+	node       int
+	prompt     []uint32 // history and new tokens (nil when tokenless)
+	promptLen  int64
+	blockKeys  []kvstore.Key
+	stageStart sim.Time
+	parkedAt   sim.Time
+	record     int // index in System.records
+	progress
+	lookup
+	loading
+	// kv is functional mode's imported cache; gen the turn's generation
+	kv  *tinylm.Cache
+	gen *accel.Generation
+}
+
+// progress is a request's way through the scheduler (scheduler.go).
+type progress struct {
 	prefillLeft int64
 	outputLeft  int64
 	context     int64
-	stageStart  sim.Time
 	admitted    sim.Time
 	firstToken  sim.Time
-	// found is the store lookup's outcome (and, design cpu, the extents
-	// to read; the FPGA imports them itself)
+}
+
+// lookup is a request's store lookup and import (store.go).
+type lookup struct {
+	// found is the store lookup's outcome (and, a CPU-run store, the
+	// extents to read; the FPGA imports them itself)
 	found         kvstore.Found
 	pendingImport int
-	// a layer-wise load's state and times, and the prefetch before it
+	kept          bool // its keys count in System.waiting
+}
+
+// loading is a layer-wise load's state and times, and the prefetch
+// before it (layerwise.go).
+type loading struct {
 	load               loadState
 	loadStart, loadEnd sim.Time
 	prefetch           prefetchState
 	prefetchParts      int
-	parkedAt           sim.Time
-	kept               bool // its keys count in System.waiting
-	record             int  // index in System.records
-	// kv is functional mode's imported cache; gen the turn's generation
-	kv  *tinylm.Cache
-	gen *accel.Generation
 }
 
 // System is the CPUs of all nodes and the session table.
