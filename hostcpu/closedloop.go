@@ -76,7 +76,7 @@ func (s *System) admitQueued() {
 			c.next++
 		}
 	}
-	s.lookAhead()
+	s.ahead.lookAhead()
 }
 
 // release frees the session's slot once its turn and export are over.

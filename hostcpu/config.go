@@ -1,8 +1,11 @@
-// Package hostcpu is the host CPU of each node: the session table, the
-// claim-2 decision on every request, the continuous-batching scheduler that
-// admits requests while device KV memory allows, and the three designs'
-// ways of storing and importing KV caches (none, software on the CPU, or
-// the patent's FPGA).
+// Package hostcpu is the host CPU of each node: a coordinator of the
+// session table, the claim-2 decision on every request, and the
+// continuous-batching scheduler that admits requests while device KV
+// memory allows. It lends the design's store (hostcpu/store) what a store
+// may use of the host (host.go) and drives the store mechanisms
+// (hostcpu/mech), each a type of its own: the export phases and async
+// save, the layer-wise load, prefetch, look-ahead, pre-load and the
+// context window's truncation.
 package hostcpu
 
 import (
@@ -12,8 +15,8 @@ import (
 	"math"
 
 	"github.com/kvcosim/kvcosim/accel"
-	"github.com/kvcosim/kvcosim/fpga"
-	"github.com/kvcosim/kvcosim/memory"
+	"github.com/kvcosim/kvcosim/hostcpu/mech"
+	"github.com/kvcosim/kvcosim/hostcpu/store"
 	"github.com/kvcosim/kvcosim/sim"
 )
 
@@ -38,7 +41,7 @@ func (p ExportPolicy) String() string { return ExportPolicies.Name(p) }
 
 // Config is the CPU side of every node.
 type Config struct {
-	Design Design
+	Design store.Design
 	Export ExportPolicy
 	Scheme kvstore.Scheme
 	// ExportMode is full or delta (what crosses to the store per export).
@@ -70,7 +73,7 @@ type Config struct {
 	DropAfterTurn bool
 	// Mech are the store's mechanisms (load, save, prefetch, eviction,
 	// streaming); Layers is the model's, for a layer-wise load.
-	Mech   Mechanisms
+	Mech   mech.Mechanisms
 	Layers int64
 	// ContextTokens is the model's context window (0: none); ContextPolicy
 	// what a request that passes it gets.
@@ -111,10 +114,17 @@ func (c Config) Validate() error {
 		return fmt.Errorf("context window %d: must not be negative", c.ContextTokens)
 	case c.KVBytesPerToken < 1:
 		return fmt.Errorf("kv bytes per token must be positive")
-	case c.Mech.Load == LoadLayerwise && c.Layers < 1:
+	case c.Mech.Load == mech.LoadLayerwise && c.Layers < 1:
 		return fmt.Errorf("store.load: layerwise needs the model's layers")
 	}
 	return nil
+}
+
+// Run is what the mechanisms' preconditions (mech.Mechanisms.Check) read
+// of this configuration over a store of tiers tiers.
+func (c Config) Run(tiers int) mech.Run {
+	return mech.Run{Design: c.Design.Name, Card: c.Design.Card, CPUStore: c.Design.Stores && !c.Design.Card,
+		ClosedLoop: c.MaxConcurrency > 0, Blocks: c.Scheme == kvstore.SchemeBlock, Tiers: tiers}
 }
 
 // Executor runs a node's iterations: the accelerator (accel.Executor), or
@@ -124,23 +134,10 @@ type Executor interface {
 	Run(it accel.Iteration, done sim.Event) accel.Cost
 }
 
-// Node is one node's hardware, assembled by the scenario.
+// Node is one node's hardware, assembled by the scenario: the
+// accelerator's side, and what the store reaches (store.Node).
 type Node struct {
 	Exec Executor
 	KV   *accel.KVMemory
-	// FPGA is the node's engine (design fpga).
-	FPGA *fpga.Engine
-	// HostMemory is the node's DRAM (design cpu bounces KV through it), of
-	// HostMemoryBytes: a transfer streamed through it stages its chunks
-	// round it as a ring (staging).
-	HostMemory      memory.Device
-	HostMemoryBytes int64
-	// ToGPU and FromGPU are the host's PCIe link to the accelerator.
-	ToGPU, FromGPU *sim.Link
-	// P2PToGPU and P2PFromGPU join the FPGA's exchange memory and the
-	// accelerator (design fpga, exchange on the FPGA card).
-	P2PToGPU, P2PFromGPU *sim.Link
-	// Tiers are the storage pool's tiers as this node reaches them,
-	// fastest first (the patent's external store is the one tier).
-	Tiers []memory.Device
+	store.Node
 }

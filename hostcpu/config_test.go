@@ -1,6 +1,7 @@
 package hostcpu
 
 import (
+	"github.com/kvcosim/kvcosim/hostcpu/store"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -11,21 +12,9 @@ import (
 )
 
 func validConfig() Config {
-	fpga, _ := ParseDesign("fpga")
+	fpga, _ := store.ParseDesign("fpga")
 	return Config{Design: fpga, CPUCores: 4, RequestOverhead: sim.Microsecond, CPUHashBandwidth: sim.GBps,
 		MaxBatch: 8, TokenBudget: 512, KVBytesPerToken: 100, BlockTokens: 16, TruncateFillPermille: 1000}
-}
-
-func TestParseDesign(t *testing.T) {
-	assert.Equal(t, []string{"recompute", "cpu", "fpga", "lmcache", "cachedattention"}, DesignNames())
-	for _, name := range DesignNames() {
-		d, err := ParseDesign(name)
-		require.NoError(t, err)
-		assert.Equal(t, name, d.String())
-		assert.NotNil(t, d.newStore, name)
-	}
-	_, err := ParseDesign("tpu")
-	assert.EqualError(t, err, `"tpu" is not allowed (allowed: recompute, cpu, fpga, lmcache, cachedattention)`)
 }
 
 func TestConfigRejects(t *testing.T) {

@@ -57,13 +57,13 @@ func (s *System) Conservation() (Conservation, error) {
 	if p := s.counts; p.Preloads != p.PreloadUsed+p.PreloadWasted {
 		faults = append(faults, fmt.Sprintf("%d pre-loads but %d used + %d wasted", p.Preloads, p.PreloadUsed, p.PreloadWasted))
 	}
-	if n := s.unsettledPreloads(); n > 0 {
+	if n := s.preloads.unsettledPreloads(); n > 0 {
 		faults = append(faults, fmt.Sprintf("%d pre-loads whose session's next turn never came", n))
 	}
 	if p := s.counts; p.LookAheads != p.LookAheadUsed+p.LookAheadWasted {
 		faults = append(faults, fmt.Sprintf("%d look-aheads but %d used + %d wasted", p.LookAheads, p.LookAheadUsed, p.LookAheadWasted))
 	}
-	if n := s.unsettledRaises(); n > 0 {
+	if n := s.ahead.unsettledRaises(); n > 0 {
 		faults = append(faults, fmt.Sprintf("%d look-ahead raises whose session's next turn never came", n))
 	}
 	if s.closed != nil && s.closed.inFlight != 0 {
@@ -90,7 +90,7 @@ func (s *System) stalled() error {
 		r := s.reqs.At(n.waiting.Peek())
 		tokens := r.rec.PromptTokens + r.rec.OutputTokens
 		remedy := "give the accelerator more KV memory (accelerator.kv_capacity) or run fewer sessions at once (workload.max_concurrency)"
-		if s.preloadOn {
+		if s.preloads.on {
 			remedy = "give the accelerator more KV memory (accelerator.kv_capacity), a smaller pre-load buffer (store.preload_buffer, set aside from it) or run fewer sessions at once (workload.max_concurrency)"
 		}
 		return fmt.Errorf("hostcpu: at %v: node %d stalled with %d requests waiting and none running: "+

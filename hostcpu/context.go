@@ -27,13 +27,19 @@ var ContextPolicies = names.New("context policy", map[ContextPolicy]string{
 // String returns the policy's name.
 func (p ContextPolicy) String() string { return ContextPolicies.Name(p) }
 
+// truncation is the context window's mechanism: a request whose prompt
+// and output pass the model's window is cut from its history's front, or
+// refused (workload.context_policy).
+type truncation struct{ s *System }
+
 // cutFor is how many tokens a truncation of a turn of promptLen prompt
 // (historyLen of them history) and outputs output tokens must take: 0 when
 // they fit the context window (or the model has none); else enough
 // history more than they pass it by that prompt and output fill
 // TruncateFillPermille of the window (CachedAttention cuts the oldest
 // half), so that the next turns fit without another cut.
-func (s *System) cutFor(historyLen, promptLen, outputs int64) int64 {
+func (tr *truncation) cutFor(historyLen, promptLen, outputs int64) int64 {
+	s := tr.s
 	over := max(0, promptLen+outputs-s.cfg.ContextTokens)
 	if s.cfg.ContextTokens == 0 || over == 0 {
 		return 0
@@ -45,13 +51,14 @@ func (s *System) cutFor(historyLen, promptLen, outputs int64) int64 {
 // fitWindow applies the context policy to a request about to be decided
 // (v): it returns the verdict on the truncated request, or rejects it and
 // returns false. A parked request is fitted when it is decided again.
-func (s *System) fitWindow(slot int, v verdict) (verdict, bool) {
+func (tr *truncation) fitWindow(slot int, v verdict) (verdict, bool) {
+	s := tr.s
 	r := s.reqs.At(slot)
-	cut := s.cutFor(r.sess.historyLen, r.promptLen, r.rec.OutputTokens)
+	cut := tr.cutFor(r.sess.historyLen, r.promptLen, r.rec.OutputTokens)
 	if cut == 0 || v.action == park {
 		return v, true
 	}
-	if !s.truncate(r, cut) {
+	if !tr.truncate(r, cut) {
 		s.decided(r, v.decision)
 		s.counts.ContextRejected++
 		s.reject(slot)
@@ -66,7 +73,8 @@ func (s *System) fitWindow(slot int, v verdict) (verdict, bool) {
 // only for a design that stores KV without positions: elsewhere every
 // kept token moved, so the resident KV is dropped and the stored versions
 // no longer match the history (their keys change with it).
-func (s *System) truncate(r *request, over int64) bool {
+func (tr *truncation) truncate(r *request, over int64) bool {
+	s := tr.s
 	if s.cfg.ContextPolicy != ContextTruncate || over >= r.promptLen {
 		return false
 	}
@@ -81,12 +89,12 @@ func (s *System) truncate(r *request, over int64) bool {
 	r.promptLen -= over
 	r.rec.PromptTokens, r.rec.TruncatedTokens = r.promptLen, over
 	s.counts.Truncated++
-	sess.storedTokens = s.stillValid(sess.storedTokens, over)
+	sess.storedTokens = tr.stillValid(sess.storedTokens, over)
 	if !s.cfg.Design.DecoupledPositions {
-		s.invalidate(sess)
+		tr.invalidate(sess)
 	}
 	if s.cfg.Scheme == kvstore.SchemeBlock {
-		r.blockKeys = s.blockKeys(sess, r.prompt, r.promptLen)
+		r.blockKeys = s.keys.blockKeys(sess, r.prompt, r.promptLen)
 	}
 	return true
 }
@@ -95,7 +103,8 @@ func (s *System) truncate(r *request, over int64) bool {
 // history once truncation has dropped its oldest dropped tokens: the rest
 // of them where KV is stored without positions, none where every kept
 // token moved.
-func (s *System) stillValid(tokens, dropped int64) int64 {
+func (tr *truncation) stillValid(tokens, dropped int64) int64 {
+	s := tr.s
 	if dropped > 0 && !s.cfg.Design.DecoupledPositions {
 		return 0
 	}
@@ -104,7 +113,8 @@ func (s *System) stillValid(tokens, dropped int64) int64 {
 
 // invalidate drops the session's KV from the accelerator that holds it,
 // without exporting it: it no longer matches the history.
-func (s *System) invalidate(sess *session) {
+func (tr *truncation) invalidate(sess *session) {
+	s := tr.s
 	if sess.resident < 0 {
 		return
 	}
@@ -112,22 +122,6 @@ func (s *System) invalidate(sess *session) {
 	n.KV.Release(sess.id)
 	delete(n.residents, sess.id)
 	sess.resident = -1
-}
-
-// sessionKey is the key of a design that indexes objects by session
-// (CachedAttention): the session and the number of tokens it has ever
-// computed, which truncation does not change.
-func (s *System) sessionKey(sess *session) kvstore.Key {
-	total := sess.historyLen + sess.cut
-	return kvstore.Key{Tokens: total, Hash: s.sessionHash(sess, standInSession, total, 0)}
-}
-
-// objectKey is what the design stores a session's history under.
-func (s *System) objectKey(sess *session) kvstore.Key {
-	if s.cfg.Design.DecoupledPositions {
-		return s.sessionKey(sess)
-	}
-	return s.patentKey(sess)
 }
 
 // readable trims a truncated session's found extents to the tokens still

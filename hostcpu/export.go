@@ -2,6 +2,8 @@ package hostcpu
 
 import (
 	"fmt"
+	"github.com/kvcosim/kvcosim/hostcpu/mech"
+	"github.com/kvcosim/kvcosim/hostcpu/store"
 	"github.com/kvcosim/kvcosim/kvstore"
 	"strconv"
 
@@ -20,7 +22,7 @@ type exportTask struct {
 	pending int
 	key     kvstore.Key
 	blocks  []kvstore.Key
-	result  exportOutcome
+	result  store.Outcome
 	bytes   int64
 	// tokens and cut are the session's history length and truncated
 	// tokens when the export began: what the stored version holds
@@ -32,9 +34,20 @@ type exportTask struct {
 	ids []uint32
 }
 
+// exporter is the export phases and the asynchronous save's buffer
+// (store.save: async): the exports in flight, the bytes copied but not yet
+// stored, and the exports blocked for room.
+type exporter struct {
+	s        *System
+	tasks    sim.Slots[exportTask]
+	buffered int64
+	blocked  sim.FIFO[int]
+}
+
 // startExport begins an export of the session's whole history.
-func (s *System) startExport(sess *session, node int, record int) {
-	if !s.storing() || sess.storedTokens == sess.historyLen {
+func (ex *exporter) startExport(sess *session, node int, record int) {
+	s := ex.s
+	if !s.cfg.Design.Stores || sess.storedTokens == sess.historyLen {
 		return
 	}
 	if sess.exporting {
@@ -47,12 +60,12 @@ func (s *System) startExport(sess *session, node int, record int) {
 		tokens: sess.historyLen, cut: sess.cut}
 	newTokens := sess.historyLen - sess.storedTokens
 	if s.cfg.Scheme == kvstore.SchemeBlock {
-		t.blocks = s.hashedBlocks(sess, sess.history, sess.historyLen)
-		if ids := s.traceKeys(sess); ids != nil {
+		t.blocks = s.keys.hashedBlocks(sess, sess.history, sess.historyLen)
+		if ids := s.keys.traceKeys(sess); ids != nil {
 			t.blocks = ids
 		}
 	} else {
-		t.key = s.objectKey(sess)
+		t.key = s.keys.objectKey(sess)
 		if s.cfg.Design.DecoupledPositions {
 			t.from = sess.cut // a session key counts the truncated tokens too
 		}
@@ -61,65 +74,58 @@ func (s *System) startExport(sess *session, node int, record int) {
 		}
 	}
 	t.bytes = newTokens * s.cfg.KVBytesPerToken
-	if s.cfg.Mech.Save == SaveAsync && !s.bufferRoom(t.bytes) {
-		if s.cfg.Mech.AsyncFull == FullDrop {
+	if s.cfg.Mech.Save == mech.SaveAsync && !ex.bufferRoom(t.bytes) {
+		if s.cfg.Mech.AsyncFull == mech.FullDrop {
 			s.counts.ExportsDropped++
 			sess.exporting = false
 			return
 		}
 		s.counts.ExportsBlocked++
-		s.blocked.Push(s.exports.Put(t))
+		ex.blocked.Push(ex.tasks.Put(t))
 		return
 	}
-	if s.cfg.Mech.Save == SaveAsync { // a synchronous save holds no buffer (its count grew for ever)
-		s.buffered += t.bytes
+	if s.cfg.Mech.Save == mech.SaveAsync { // a synchronous save holds no buffer (its count grew for ever)
+		ex.buffered += t.bytes
 	}
-	s.exportStep(s.exports.Put(t))
+	ex.exportStep(ex.tasks.Put(t))
 }
 
 // bufferRoom reports whether an asynchronous export of bytes may start:
 // the buffer has room, or (an export larger than all of it) is empty and
 // no export waits before it.
-func (s *System) bufferRoom(bytes int64) bool {
-	return s.blocked.Len() == 0 && s.bufferFits(bytes)
+func (ex *exporter) bufferRoom(bytes int64) bool {
+	return ex.blocked.Len() == 0 && ex.bufferFits(bytes)
 }
 
 // bufferFits reports whether bytes more fit the asynchronous buffer, or
 // it is empty (an export larger than all of it goes alone).
-func (s *System) bufferFits(bytes int64) bool {
-	return s.buffered+bytes <= s.cfg.Mech.AsyncBufferBytes || s.buffered == 0
+func (ex *exporter) bufferFits(bytes int64) bool {
+	s := ex.s
+	return ex.buffered+bytes <= s.cfg.Mech.AsyncBufferBytes || ex.buffered == 0
 }
 
 // unblock starts the exports that waited for the buffer, in order, while
 // it has room.
-func (s *System) unblock() {
-	for s.blocked.Len() > 0 {
-		t := s.exports.At(s.blocked.Peek())
-		if !s.bufferFits(t.bytes) {
+func (ex *exporter) unblock() {
+	for ex.blocked.Len() > 0 {
+		t := ex.tasks.At(ex.blocked.Peek())
+		if !ex.bufferFits(t.bytes) {
 			return
 		}
-		s.buffered += t.bytes
-		s.exportStep(s.blocked.Pop())
+		ex.buffered += t.bytes
+		ex.exportStep(ex.blocked.Pop())
 	}
-}
-
-// traceKeys are the block keys a trace gave for the session's last turn.
-func (s *System) traceKeys(sess *session) []kvstore.Key {
-	last := sess.plan.Turns[sess.turn-1]
-	if len(last.BlockKeys) == 0 || sess.cut > 0 {
-		return nil
-	}
-	return kvstore.TraceBlockKeys(last.BlockKeys, int(s.cfg.BlockTokens), sess.historyLen-last.OutputCount)
 }
 
 // exportStep advances an export: move the KV off the accelerator, then
 // store it; the parts of the store's work count down.
-func (s *System) exportStep(id int) {
-	t := s.exports.At(id)
+func (ex *exporter) exportStep(id int) {
+	s := ex.s
+	t := ex.tasks.At(id)
 	t.phase++
 	switch {
 	case t.phase == 1:
-		s.store.Offload(id)
+		s.store.Offload(ticket(opExportStep, id), ex.exportOf(t))
 	case t.phase == 2:
 		// Save, then let a turn parked behind the export go (async): a
 		// CPU-run store looks up on the spot and enters the new version
@@ -127,23 +133,23 @@ func (s *System) exportStep(id int) {
 		// being saved, as LMCache's lookup finds the chunks a store has
 		// just put in its CPU cache and CachedAttention's the KV still in
 		// host memory; the bytes not yet in their tier come from the
-		// buffer (cpuStore.Import). Let go before the save, the turn
+		// buffer (store.cpuStore.Import). Let go before the save, the turn
 		// found the previous version and recomputed its whole history.
-		t.pending = s.store.Save(id) // t stays put: a slot table's values never move
-		if s.cfg.Mech.Save == SaveAsync {
+		t.pending = s.store.Save(ticket(opExportStep, id), ex.exportOf(t)) // t stays put: a slot table's values never move
+		if s.cfg.Mech.Save == mech.SaveAsync {
 			t.sess.buffered = true // the next turn need not wait
 			// a CPU-run store's writes (the FPGA's result comes at its end)
 			t.sess.saving = t.result.Export.Writes
-			s.unpark(t.sess)
+			ex.unpark(t.sess)
 		}
 		if t.pending == 0 {
-			s.exported(id)
+			ex.exported(id)
 		}
 	case t.phase == 3 && t.pending > 1:
 		t.pending--
 		t.phase--
 	default:
-		s.exported(id)
+		ex.exported(id)
 	}
 }
 
@@ -153,30 +159,30 @@ func (t *exportTask) object() kvstore.Object {
 	return kvstore.Object{Key: t.key, Prev: t.sess.exported, Blocks: t.blocks, Held: t.sess.heldBlocks, From: t.from}
 }
 
-// exportOutcome is what the store did with an export.
-type exportOutcome struct {
-	Export kvstore.ExportResult
-	Err    error
+// exportOf is what the store is handed of an export.
+func (ex *exporter) exportOf(t *exportTask) store.Export {
+	return store.Export{Session: t.sess.id, Node: t.node, Bytes: t.bytes, Object: t.object(), HistoryTokens: t.sess.historyLen}
 }
 
 // exported ends an export: the session's stored version is now its
 // history, and a request waiting for it proceeds.
-func (s *System) exported(id int) {
-	t := s.exports.Take(id)
+func (ex *exporter) exported(id int) {
+	s := ex.s
+	t := ex.tasks.Take(id)
 	sess := t.sess
 	sess.exporting, sess.buffered, sess.saving = false, false, nil
-	if s.cfg.Mech.Save == SaveAsync {
-		s.buffered -= t.bytes
-		defer s.unblock()
+	if s.cfg.Mech.Save == mech.SaveAsync {
+		ex.buffered -= t.bytes
+		defer ex.unblock()
 	}
 	if s.fn != nil {
-		s.writeExport(&t)
+		s.fn.writeExport(&t)
 	}
 	s.counts.Exports++
 	if t.result.Err != nil {
 		s.counts.ExportFailed++
 	} else {
-		sess.storedTokens = s.stillValid(t.tokens, sess.cut-t.cut)
+		sess.storedTokens = s.window.stillValid(t.tokens, sess.cut-t.cut)
 		if s.cfg.Scheme == kvstore.SchemeBlock {
 			sess.heldBlocks = len(t.blocks)
 		} else {
@@ -201,16 +207,17 @@ func (s *System) exported(id int) {
 	}
 	if sess.exportAgain {
 		sess.exportAgain = false
-		s.startExport(sess, t.node, sess.lastRecord)
+		ex.startExport(sess, t.node, sess.lastRecord)
 	}
-	s.unpark(sess)
+	ex.unpark(sess)
 	s.release(sess)
 }
 
 // unpark lets a request parked behind the session's export decide again
 // once the store holds the latest version, or (asynchronous save) its
 // buffer does.
-func (s *System) unpark(sess *session) {
+func (ex *exporter) unpark(sess *session) {
+	s := ex.s
 	if p := sess.parked; p >= 0 && (!sess.exporting || sess.buffered) {
 		sess.parked = -1
 		s.decide(p)

@@ -48,6 +48,8 @@ type functional struct {
 	Functional
 	outputs map[int64][]TurnOutput
 	counts  FunctionalCounts
+	// s is the run, for its time, keys and failures
+	s *System
 }
 
 // EnableFunctional makes the run functional: the accelerator runs f.Model
@@ -59,7 +61,12 @@ func (s *System) EnableFunctional(f Functional) error {
 			return fmt.Errorf("functional mode: session %d has token counts, not ids: use a workload with token ids", sess.id)
 		}
 	}
-	s.fn = &functional{Functional: f, outputs: map[int64][]TurnOutput{}}
+	run := s.cfg.Run(len(s.nodes[0].Tiers))
+	run.Functional = true
+	if err := s.cfg.Mech.Check(run); err != nil && s.cfg.Design.Stores {
+		return err
+	}
+	s.fn = &functional{Functional: f, outputs: map[int64][]TurnOutput{}, s: s}
 	return nil
 }
 
@@ -80,15 +87,15 @@ func SamplingStream(streams sim.Streams, session int64, turn int) *sim.Stream {
 // checks that they are the prompt's. When the bytes cannot be trusted it
 // counts why, deletes what failed (so that the next export writes it
 // afresh) and returns false: the request recomputes.
-func (s *System) readImport(r *request) bool {
-	f := s.fn
+func (f *functional) readImport(r *request) bool {
+	s := f.s
 	n := r.rec.ReusedTokens
 	data := kvstore.NewKVData(f.Dir.Config().Shape, n)
 	var keys []kvstore.Key
 	if s.cfg.Scheme == kvstore.SchemeBlock {
 		keys = r.blockKeys[:n/s.cfg.BlockTokens]
 	} else {
-		keys = []kvstore.Key{s.objectKey(r.sess)}
+		keys = []kvstore.Key{s.keys.objectKey(r.sess)}
 	}
 	for _, k := range keys {
 		err := f.Contents.Read(k, 0, data)
@@ -96,7 +103,7 @@ func (s *System) readImport(r *request) bool {
 			err = fmt.Errorf("stored token ids differ from the prompt's: %w", kvstore.ErrCorrupt)
 		}
 		if err != nil {
-			s.dropStored(k, r.sess, err)
+			f.dropStored(k, r.sess, err)
 			return false
 		}
 	}
@@ -107,17 +114,18 @@ func (s *System) readImport(r *request) bool {
 
 // dropStored counts a failed read and deletes the object it failed on; a
 // session whose own version is gone exports in full next time.
-func (s *System) dropStored(k kvstore.Key, sess *session, err error) {
+func (f *functional) dropStored(k kvstore.Key, sess *session, err error) {
+	s := f.s
 	switch {
 	case errors.Is(err, kvstore.ErrCorrupt):
-		s.fn.counts.CorruptDetected++
+		f.counts.CorruptDetected++
 	case errors.Is(err, kvstore.ErrNotStored):
-		s.fn.counts.Unreadable++
+		f.counts.Unreadable++
 	default:
 		s.check(err)
 		return
 	}
-	_, derr := s.fn.Dir.Delete(s.eng.Now(), k)
+	_, derr := f.Dir.Delete(s.eng.Now(), k)
 	s.check(derr)
 	if s.cfg.Scheme == kvstore.SchemePatent {
 		sess.exported, sess.storedTokens = nil, 0
@@ -127,8 +135,8 @@ func (s *System) dropStored(k kvstore.Key, sess *session, err error) {
 // startGeneration gives an admitted request its cache (the resident one,
 // the imported one, or an empty one) cut to the tokens it reuses, and
 // starts its turn.
-func (s *System) startGeneration(r *request) {
-	f := s.fn
+func (f *functional) startGeneration(r *request) {
+	s := f.s
 	var cache *tinylm.Cache
 	switch {
 	case r.rec.ResidentTokens > 0:
@@ -146,7 +154,7 @@ func (s *System) startGeneration(r *request) {
 
 // runMember does a request's functional share of an iteration: a prefill
 // chunk of its prompt from position context, or a decode step.
-func (s *System) runMember(r *request, chunk int64) {
+func (f *functional) runMember(r *request, chunk int64) {
 	if r.gen == nil {
 		return
 	}
@@ -156,23 +164,23 @@ func (s *System) runMember(r *request, chunk int64) {
 	} else {
 		err = r.gen.Step()
 	}
-	s.check(err)
+	f.s.check(err)
 }
 
 // finishGeneration closes the turn: the session's cache is the turn's,
 // and the generated tokens are its output.
-func (s *System) finishGeneration(r *request) []uint32 {
+func (f *functional) finishGeneration(r *request) []uint32 {
 	cache, out, logits, err := r.gen.Finish()
-	s.check(err)
+	f.s.check(err)
 	r.sess.kv = cache
-	s.fn.outputs[r.sess.id] = append(s.fn.outputs[r.sess.id], TurnOutput{Tokens: out, Logits: logits})
+	f.outputs[r.sess.id] = append(f.outputs[r.sess.id], TurnOutput{Tokens: out, Logits: logits})
 	return out
 }
 
 // writeExport puts an export's real bytes where the directory put them,
 // and injects a fault into them for the sessions chosen for it.
-func (s *System) writeExport(t *exportTask) {
-	f := s.fn
+func (f *functional) writeExport(t *exportTask) {
+	s := f.s
 	if f.Contents == nil || t.result.Err != nil {
 		return
 	}

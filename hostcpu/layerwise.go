@@ -2,6 +2,7 @@ package hostcpu
 
 import (
 	"fmt"
+	"github.com/kvcosim/kvcosim/hostcpu/mech"
 
 	"github.com/kvcosim/kvcosim/sim"
 )
@@ -27,11 +28,22 @@ const (
 	prefetchBlocked               // admitted while moving: the load starts when it lands
 )
 
+// layerwise is the layer-wise load (store.load: layerwise): a request's
+// import starts at its admission and each layer of its first iteration
+// waits for its own KV.
+type layerwise struct{ s *System }
+
+// prefetcher is the queue prefetch (store.prefetch: queue): a queued
+// request's KV found below the top tier moves into host memory while the
+// request waits.
+type prefetcher struct{ s *System }
+
 // startLoad begins a layer-wise load at admission: from host memory when a
 // prefetch has landed, after it when one is still moving, else from
 // where the store found it.
-func (s *System) startLoad(slot int) {
-	if s.usePreload(slot) {
+func (lw *layerwise) startLoad(slot int) {
+	s := lw.s
+	if s.preloads.usePreload(slot) {
 		return
 	}
 	r := s.reqs.At(slot)
@@ -44,23 +56,25 @@ func (s *System) startLoad(slot int) {
 	case prefetchLanded:
 		s.counts.PrefetchUsed++
 	}
-	r.pendingImport = s.store.Import(slot)
+	r.pendingImport = s.importFound(slot)
 }
 
 // loaded ends a layer-wise load now; an iteration held for it goes on.
-func (s *System) loaded(slot int) {
-	s.landed(slot, s.eng.Now())
+func (lw *layerwise) loaded(slot int) {
+	s := lw.s
+	lw.landed(slot, s.eng.Now())
 	r := s.reqs.At(slot)
 	if n := s.nodes[r.node]; n.loadWait {
 		n.loadWait = false
 		s.iterationDone(n)
-	} else if s.cfg.Mech.LoadWait == LoadWaitRequest {
+	} else if s.cfg.Mech.LoadWait == mech.LoadWaitRequest {
 		s.kick(n) // it may be the only request the accelerator waits for
 	}
 }
 
 // landed records a layer-wise load whose KV landed at end.
-func (s *System) landed(slot int, end sim.Time) {
+func (lw *layerwise) landed(slot int, end sim.Time) {
+	s := lw.s
 	r := s.reqs.At(slot)
 	r.load, r.loadEnd = loadLanded, end
 	r.rec.Import = end - r.loadStart
@@ -69,8 +83,9 @@ func (s *System) landed(slot int, end sim.Time) {
 
 // sitsOut reports whether a request stays out of the next iteration: its
 // layer-wise load is still moving and store.load_wait is request.
-func (s *System) sitsOut(r *request) bool {
-	return r.load == loadLoading && s.cfg.Mech.LoadWait == LoadWaitRequest
+func (lw *layerwise) sitsOut(r *request) bool {
+	s := lw.s
+	return r.load == loadLoading && s.cfg.Mech.LoadWait == mech.LoadWaitRequest
 }
 
 // holdForLoads keeps an iteration from ending before its members'
@@ -81,7 +96,8 @@ func (s *System) sitsOut(r *request) bool {
 // max(start + C, load start + max(f_0 D + C, D + C/L)), as f_i grows
 // linearly in i. The batch shares the iteration, so all of it waits.
 // It returns true while the iteration is held.
-func (s *System) holdForLoads(n *nodeState) bool {
+func (lw *layerwise) holdForLoads(n *nodeState) bool {
+	s := lw.s
 	now := s.eng.Now()
 	end := now
 	for _, m := range n.members {
@@ -92,9 +108,9 @@ func (s *System) holdForLoads(n *nodeState) bool {
 			return true
 		case loadLanded:
 			r.load = loadApplied
-			own := max(s.layerwiseEnd(r, n.iterCost), now)
+			own := max(lw.layerwiseEnd(r, n.iterCost), now)
 			end = max(end, own)
-			if s.cfg.Mech.LoadWait == LoadWaitRequest { // it sat out from its admission to this iteration's start
+			if s.cfg.Mech.LoadWait == mech.LoadWaitRequest { // it sat out from its admission to this iteration's start
 				r.rec.LoadStall = n.iterEnd - n.iterCost - r.admitted
 			} else {
 				r.rec.LoadStall = own - n.iterEnd
@@ -111,18 +127,20 @@ func (s *System) holdForLoads(n *nodeState) bool {
 
 // layerwiseEnd is when the last layer of an iteration of compute c ends
 // for a request whose load ran from loadStart to loadEnd.
-func (s *System) layerwiseEnd(r *request, c sim.Time) sim.Time {
+func (lw *layerwise) layerwiseEnd(r *request, c sim.Time) sim.Time {
+	s := lw.s
 	d := r.loadEnd - r.loadStart
-	num, den := firstLayerShare(s.cfg.Mech.Layout, s.cfg.Layers)
+	num, den := mech.FirstLayerShare(s.cfg.Mech.Layout, s.cfg.Layers)
 	first := sim.Time(int64(d) / den * num)
 	return r.loadStart + max(first+c, d+c/sim.Time(s.cfg.Layers))
 }
 
 // prefetch starts moving a queued request's KV found below the top tier
 // into host memory (store.prefetch: queue).
-func (s *System) prefetch(slot int) {
+func (pf *prefetcher) prefetch(slot int) {
+	s := pf.s
 	r := s.reqs.At(slot)
-	if s.cfg.Mech.Prefetch != PrefetchQueue || s.preloaded(r) {
+	if s.cfg.Mech.Prefetch != mech.PrefetchQueue || s.preloads.preloaded(r) {
 		return // no prefetch, or the KV is on its way into the accelerator already
 	}
 	n := s.nodes[r.node]
@@ -137,7 +155,7 @@ func (s *System) prefetch(slot int) {
 	for _, e := range r.found.Extents { // the parts land in later events, after the count is made
 		if e.Tier > 0 && e.Bytes > 0 {
 			r.prefetchParts++
-			s.moveExtent(slot, toHost(n, e.Tier, e.Addr), e.Bytes, opPrefetched)
+			s.moves.start(ticket(opPrefetched, slot), n.ToHost(e.Tier, e.Addr), e.Bytes)
 		}
 	}
 	if r.prefetchParts > 0 {
@@ -148,7 +166,8 @@ func (s *System) prefetch(slot int) {
 
 // prefetched counts a prefetch's parts; with the last, a load that waits
 // for it starts.
-func (s *System) prefetched(slot int) {
+func (pf *prefetcher) prefetched(slot int) {
+	s := pf.s
 	r := s.reqs.At(slot)
 	if r.prefetch != prefetchMoving && r.prefetch != prefetchBlocked {
 		s.check(fmt.Errorf("hostcpu: at %v: node%d: a prefetch landed for request %d, which has none moving", s.eng.Now(), r.node, r.rec.ID))
@@ -160,22 +179,6 @@ func (s *System) prefetched(slot int) {
 	blocked := r.prefetch == prefetchBlocked
 	r.prefetch = prefetchLanded
 	if blocked {
-		r.pendingImport = s.store.Import(slot)
+		r.pendingImport = s.importFound(slot)
 	}
-}
-
-// importHops is an extent's way into the accelerator: read in its tier,
-// through host memory (a bounce buffer), over PCIe; only the last hop when
-// a prefetch has put it in host memory already.
-func (s *System) importHops(r *request, tier int, addr int64) []hop {
-	n := s.nodes[r.node]
-	if r.prefetch == prefetchLanded && tier > 0 {
-		return []hop{{link: n.ToGPU}}
-	}
-	return append(toHost(n, tier, addr), hop{link: n.ToGPU})
-}
-
-// toHost is an extent's way from its tier into host memory.
-func toHost(n *nodeState, tier int, addr int64) []hop {
-	return []hop{{dev: n.Tiers[tier], addr: addr}, n.staging(true)}
 }

@@ -24,11 +24,11 @@ func (s *System) leftovers() []string {
 			out = append(out, fmt.Sprintf("%d %s at the end", n, what))
 		}
 	}
-	add(int64(s.exports.Len()), "exports in the export table")
-	add(int64(s.blocked.Len()), "exports waiting for room in the asynchronous buffer")
-	add(s.buffered, "bytes in the asynchronous save buffer")
+	add(int64(s.export.tasks.Len()), "exports in the export table")
+	add(int64(s.export.blocked.Len()), "exports waiting for room in the asynchronous buffer")
+	add(s.export.buffered, "bytes in the asynchronous save buffer")
 	add(int64(s.reqs.Len()), "requests in the request table")
-	add(int64(s.moves.Len()), "transfers in the transfer table")
+	add(int64(s.moves.moves.Len()), "transfers in the transfer table")
 	add(int64(len(s.waiting)), "keys kept for waiting requests (queue-aware eviction)")
 	for _, n := range s.nodes {
 		add(n.preloadBytes, fmt.Sprintf("bytes in node %d's pre-load read buffer", n.index))

@@ -21,11 +21,11 @@ func TestConservationNamesWhatARunLeftBehind(t *testing.T) {
 		want  string
 	}{
 		{"an export started, never ended", func(s *System) { s.counts.ExportsStarted++ }, "exports: 1 started but 0 ended (0 of them failed) + 0 dropped"},
-		{"an export in the table", func(s *System) { s.exports.Put(exportTask{}) }, "1 exports in the export table at the end"},
-		{"an export blocked", func(s *System) { s.blocked.Push(0) }, "1 exports waiting for room in the asynchronous buffer"},
-		{"bytes in the async buffer", func(s *System) { s.buffered = 4096 }, "4096 bytes in the asynchronous save buffer"},
+		{"an export in the table", func(s *System) { s.export.tasks.Put(exportTask{}) }, "1 exports in the export table at the end"},
+		{"an export blocked", func(s *System) { s.export.blocked.Push(0) }, "1 exports waiting for room in the asynchronous buffer"},
+		{"bytes in the async buffer", func(s *System) { s.export.buffered = 4096 }, "4096 bytes in the asynchronous save buffer"},
 		{"a request", func(s *System) { s.reqs.Put(request{}) }, "1 requests in the request table"},
-		{"a transfer", func(s *System) { s.moves.Put(transfer{}) }, "1 transfers in the transfer table"},
+		{"a transfer", func(s *System) { s.moves.moves.Put(transfer{}) }, "1 transfers in the transfer table"},
 		{"a kept key", func(s *System) { s.waiting = map[kvstore.Key]int{{Tokens: 1}: 1} }, "1 keys kept for waiting requests"},
 		{"a pre-load's bytes", func(s *System) { s.nodes[0].preloadBytes = 512 }, "512 bytes in node 0's pre-load read buffer"},
 		{"a session exporting", func(s *System) { s.sessions[0].exportAgain = true }, "1 sessions still exporting"},

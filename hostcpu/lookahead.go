@@ -1,6 +1,8 @@
 package hostcpu
 
 import (
+	"github.com/kvcosim/kvcosim/hostcpu/mech"
+	"github.com/kvcosim/kvcosim/hostcpu/store"
 	"github.com/kvcosim/kvcosim/kvstore"
 )
 
@@ -11,6 +13,16 @@ import (
 // slot are that queue: with store.prefetch: queue the objects of the next
 // PrefetchWindowTurns of them are raised into the top tier, in the
 // background, before they are let in.
+
+// lookAheads is the closed loop's look-ahead: on, it raises the objects
+// of held-back turns into the top tier; an automatic window spans
+// firstWindow turns until anything is stored; raises counts the sessions
+// whose raise is moving.
+type lookAheads struct {
+	s                   *System
+	on                  bool
+	firstWindow, raises int
+}
 
 // raiseDepth is how many raises move at once: one, in queue order, as a
 // fetcher that walks its queue, so the turn next in line gets its object
@@ -23,13 +35,6 @@ const raiseDepth = 1
 // unwindowedTokens sizes the automatic window of a model without a context
 // window: an object of the synthetic workload's longest prompt.
 const unwindowedTokens = 8192
-
-// lookAheadOn reports whether the closed loop looks ahead: queue prefetch
-// over two tiers or more, for session objects.
-func lookAheadOn(cfg Config, pool *kvstore.Pool) bool {
-	return cfg.MaxConcurrency > 0 && cfg.Mech.Prefetch == PrefetchQueue && cfg.Scheme != kvstore.SchemeBlock &&
-		pool != nil && pool.Tiers() >= 2
-}
 
 // firstWindow is the automatic look-ahead window before anything is
 // stored: as many objects of a whole context window as the top tier holds
@@ -52,17 +57,18 @@ func windowOf(cfg Config, pool *kvstore.Pool, objectBytes int64) int {
 // LookAheadTurns is the closed loop's look-ahead window in turns (0:
 // none), as store.prefetch_window set it or auto sizes it at the end of
 // the run.
-func (s *System) LookAheadTurns() int { return s.aheadWindow() }
+func (s *System) LookAheadTurns() int { return s.ahead.aheadWindow() }
 
 // aheadWindow is the look-ahead window now (0: none). Auto sizes it, as
 // CachedAttention sizes its window by the host memory and the sessions'
 // KV, by the objects stored so far: as many of their mean size as the top
 // tier holds beside those of the turns in flight.
-func (s *System) aheadWindow() int {
-	if !s.aheadOn {
+func (la *lookAheads) aheadWindow() int {
+	s := la.s
+	if !la.on {
 		return 0
 	}
-	if s.cfg.Mech.PrefetchWindowTurns != AutoWindow {
+	if s.cfg.Mech.PrefetchWindowTurns != mech.AutoWindow {
 		return s.cfg.Mech.PrefetchWindowTurns
 	}
 	var held, objects int64
@@ -71,23 +77,24 @@ func (s *System) aheadWindow() int {
 		objects += int64(s.pool.Tier(i).Links())
 	}
 	if held == 0 {
-		return s.firstWindow
+		return la.firstWindow
 	}
 	return windowOf(s.cfg, s.pool, held/objects)
 }
 
 // lookAhead raises the objects of the first held-back turns, as many as
 // the window holds and raiseDepth at a time; those already on top stay.
-func (s *System) lookAhead() {
+func (la *lookAheads) lookAhead() {
+	s := la.s
 	c := s.closed
-	window := s.aheadWindow()
-	for i, seen := c.next, 0; seen < window && s.raises < raiseDepth && i < len(c.queue); i++ {
+	window := la.aheadWindow()
+	for i, seen := c.next, 0; seen < window && la.raises < raiseDepth && i < len(c.queue); i++ {
 		if !c.queue[i].started {
 			seen++
-			s.raise(s.sessions[c.queue[i].session])
+			la.raise(s.sessions[c.queue[i].session])
 		}
 	}
-	s.preloadQueued()
+	s.preloads.preloadQueued()
 }
 
 // raise moves a session's stored object into the top tier: its extents are
@@ -96,7 +103,8 @@ func (s *System) lookAhead() {
 // demotions it causes) run in the background. A session whose turn or
 // export is under way is passed over: its newest KV is on its way to the
 // top tier already.
-func (s *System) raise(sess *session) {
+func (la *lookAheads) raise(sess *session) {
+	s := la.s
 	if sess.exported == nil || sess.running || sess.exporting || sess.dropped || sess.raising > 0 || sess.resident >= 0 ||
 		sess.preload.held() {
 		return // nothing stored, its newest KV on the way up, or resident on (or pre-loaded into) an accelerator
@@ -106,56 +114,58 @@ func (s *System) raise(sess *session) {
 	if len(read) == 0 {
 		return
 	}
-	s.settleRaise(sess, false) // raised before and demoted again unused
+	la.settleRaise(sess, false) // raised before and demoted again unused
 	sess.raised, sess.raisedKey = true, *sess.exported
-	s.keepRaised(sess, 1)
+	la.keepRaised(sess, 1)
 	s.counts.LookAheads++
 	n := s.nodes[sess.lastNode]
 	for _, x := range read {
 		if x.Bytes > 0 {
 			sess.raising++
-			s.moveExtent(int(sess.index), toHost(n, x.Tier, x.Addr), x.Bytes, opRaised)
+			s.moves.start(ticket(opRaised, int(sess.index)), n.ToHost(x.Tier, x.Addr), x.Bytes)
 		}
 	}
 	if sess.raising > 0 {
-		s.raises++
+		la.raises++
 	}
-	s.move(sess.lastNode, moves)
+	store.MoveBetweenTiers(host{s}, sess.lastNode, moves)
 }
 
 // raisedPart counts a part of a raise landing; a request that waits for
 // the raise counts it as its prefetch's. With the raise's last part the
 // next raise in line starts.
-func (s *System) raisedPart(index int64) {
+func (la *lookAheads) raisedPart(index int64) {
+	s := la.s
 	sess := s.sessions[index]
 	sess.raising--
 	if slot := sess.waiter; slot >= 0 {
 		if sess.raising == 0 {
 			sess.waiter = -1
 		}
-		s.prefetched(slot)
+		s.fetch.prefetched(slot)
 	}
 	if sess.raising == 0 {
-		s.raises--
-		s.lookAhead() // the next raise in line
+		la.raises--
+		la.lookAhead() // the next raise in line
 	}
 }
 
 // meetRaise settles a session's raise at its next lookup: used when the
 // lookup found the object in the top tier, wasted otherwise.
-func (s *System) meetRaise(r *request) {
-	s.settleRaise(r.sess, r.found.Hit && onTop(r.found.Extents))
+func (la *lookAheads) meetRaise(r *request) {
+	la.settleRaise(r.sess, r.found.Hit && onTop(r.found.Extents))
 }
 
 // settleRaise counts a session's unsettled raise used or wasted: at its
 // next lookup, or wasted when the next turn needs no lookup (its KV is
 // resident, or truncation left no history) or ends the session.
-func (s *System) settleRaise(sess *session, used bool) {
+func (la *lookAheads) settleRaise(sess *session, used bool) {
+	s := la.s
 	if !sess.raised {
 		return
 	}
 	sess.raised = false
-	s.keepRaised(sess, -1)
+	la.keepRaised(sess, -1)
 	if used {
 		s.counts.LookAheadUsed++
 	} else {
@@ -165,7 +175,8 @@ func (s *System) settleRaise(sess *session, used bool) {
 
 // keepRaised counts a raised object as waiting (queue-aware eviction
 // keeps the look-ahead window's objects) or no longer.
-func (s *System) keepRaised(sess *session, by int) {
+func (la *lookAheads) keepRaised(sess *session, by int) {
+	s := la.s
 	if s.waiting == nil {
 		return
 	}
@@ -188,7 +199,8 @@ func onTop(xs []kvstore.Extent) bool {
 // unsettledRaises counts the raises no turn has settled. A raise is for a
 // turn already in the closed loop's queue, and a closed loop runs every
 // turn, so at the end of a run there are none.
-func (s *System) unsettledRaises() int64 {
+func (la *lookAheads) unsettledRaises() int64 {
+	s := la.s
 	var n int64
 	for _, sess := range s.sessions {
 		if sess.raised {

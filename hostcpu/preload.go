@@ -2,6 +2,7 @@ package hostcpu
 
 import (
 	"fmt"
+	"github.com/kvcosim/kvcosim/hostcpu/store"
 
 	"github.com/kvcosim/kvcosim/kvstore"
 	"github.com/kvcosim/kvcosim/sim"
@@ -16,6 +17,13 @@ import (
 // a time per node, in queue order. When the turn is admitted, its
 // layer-wise load is that move, begun early; the buffer's bytes become the
 // request's own KV memory.
+
+// preloader is the closed loop's pre-loads (store.preload: queue), on or
+// off for the run.
+type preloader struct {
+	s  *System
+	on bool
+}
 
 // preloadState is where a session's pre-load stands.
 type preloadState int8
@@ -42,26 +50,18 @@ type preload struct {
 // buffer and no turn has used or wasted it yet.
 func (p preload) held() bool { return p.state == preloadMoving || p.state == preloadLanded }
 
-// PreloadOn reports whether a run pre-loads, and so sets the read buffer
-// aside in each accelerator's memory: store.preload: queue, in a closed
-// loop, for a design whose CPU runs a store of session objects and loads
-// them layer by layer.
-func PreloadOn(cfg Config) bool {
-	return cfg.MaxConcurrency > 0 && cfg.Mech.Preload == PreloadQueue && cfg.Scheme != kvstore.SchemeBlock &&
-		cfg.Mech.Load == LoadLayerwise && cfg.Design.Stores && !cfg.Design.Card
-}
-
 // preloadQueued starts the pre-loads of the held-back turns in queue
 // order, among as many of them as the look-ahead window spans (at least
 // as many as the loop has slots): each node moves one object at a time,
 // and a turn whose object does not fit its node's read buffer holds back
 // the turns behind it, so the turn next in line gets its KV first.
-func (s *System) preloadQueued() {
-	if !s.preloadOn {
+func (pl *preloader) preloadQueued() {
+	s := pl.s
+	if !pl.on {
 		return
 	}
 	c := s.closed
-	window := max(s.aheadWindow(), s.cfg.MaxConcurrency)
+	window := max(s.ahead.aheadWindow(), s.cfg.MaxConcurrency)
 	for i, seen := c.next, 0; seen < window && i < len(c.queue); i++ {
 		ref := c.queue[i]
 		if ref.started {
@@ -69,21 +69,21 @@ func (s *System) preloadQueued() {
 		}
 		seen++
 		sess := s.sessions[ref.session]
-		if sess.turn != ref.turn || !s.preloadable(sess) {
+		if sess.turn != ref.turn || !pl.preloadable(sess) {
 			continue
 		}
 		n := s.nodes[sess.lastNode]
 		if n.preloading {
 			continue
 		}
-		extents, bytes := s.pool.OnTop(*sess.exported), s.nextTurnImport(sess)
+		extents, bytes := s.pool.OnTop(*sess.exported), pl.nextTurnImport(sess)
 		if len(extents) == 0 || bytes == 0 {
 			continue // not in the top tier (yet: a raise may bring it), or the turn will read none of it
 		}
 		if n.preloadBytes+bytes > s.cfg.Mech.PreloadBufferBytes {
 			return // in queue order: no later turn goes first
 		}
-		s.startPreload(sess, n, readable(extents, bytes), bytes)
+		pl.startPreload(sess, n, readable(extents, bytes), bytes)
 	}
 }
 
@@ -91,20 +91,21 @@ func (s *System) preloadQueued() {
 // next turn will import once its own truncation, if any, has cut the
 // history: none if the turn will be refused at the window or keep none of
 // the object.
-func (s *System) nextTurnImport(sess *session) int64 {
+func (pl *preloader) nextTurnImport(sess *session) int64 {
+	s := pl.s
 	turn := sess.plan.Turns[sess.turn]
 	promptLen := sess.historyLen + turn.NewTokenCount
-	cut := s.cutFor(sess.historyLen, promptLen, turn.OutputCount)
+	cut := s.window.cutFor(sess.historyLen, promptLen, turn.OutputCount)
 	if cut > 0 && (s.cfg.ContextPolicy != ContextTruncate || cut >= promptLen) {
 		return 0 // refused at the window
 	}
-	return s.stillValid(sess.storedTokens, cut) * s.cfg.KVBytesPerToken
+	return s.window.stillValid(sess.storedTokens, cut) * s.cfg.KVBytesPerToken
 }
 
 // preloaded reports whether a session's pre-load of the object its request
 // found is moving into, or in, the read buffer of the request's node: the
 // request needs neither a prefetch nor a raise of that object.
-func (s *System) preloaded(r *request) bool {
+func (pl *preloader) preloaded(r *request) bool {
 	p := r.sess.preload
 	return p.held() && p.node == r.node && r.found.Hit && p.key == *r.sess.exported
 }
@@ -112,14 +113,15 @@ func (s *System) preloaded(r *request) bool {
 // preloadable reports whether a session's next turn may be pre-loaded:
 // its last turn and export are over, it has a stored object, it is not
 // resident on an accelerator, not being raised, and not pre-loaded yet.
-func (s *System) preloadable(sess *session) bool {
+func (pl *preloader) preloadable(sess *session) bool {
 	return !sess.dropped && !sess.holdsSlot && sess.exported != nil && !sess.exporting && sess.resident < 0 &&
 		sess.raising == 0 && sess.preload.state == preloadNone
 }
 
 // startPreload moves a session's top-tier extents into node n's read
 // buffer.
-func (s *System) startPreload(sess *session, n *nodeState, extents []kvstore.Extent, bytes int64) {
+func (pl *preloader) startPreload(sess *session, n *nodeState, extents []kvstore.Extent, bytes int64) {
+	s := pl.s
 	sess.preload = preload{state: preloadMoving, key: *sess.exported, node: n.index, bytes: bytes, start: s.eng.Now(), waiter: -1}
 	n.preloadBytes += bytes
 	n.preloading = true
@@ -127,14 +129,15 @@ func (s *System) startPreload(sess *session, n *nodeState, extents []kvstore.Ext
 	for _, x := range extents {
 		if x.Bytes > 0 {
 			sess.preload.parts++
-			s.moveExtent(int(sess.index), append(toHost(n, x.Tier, x.Addr), hop{link: n.ToGPU}), x.Bytes, opPreloaded)
+			s.moves.start(ticket(opPreloaded, int(sess.index)), append(n.ToHost(x.Tier, x.Addr), store.Hop{Link: n.ToGPU}), x.Bytes)
 		}
 	}
 }
 
 // preloadedPart counts a part of a pre-load landing. With the last, a
 // request whose load it is has its KV, and the node's next pre-load starts.
-func (s *System) preloadedPart(index int64) {
+func (pl *preloader) preloadedPart(index int64) {
+	s := pl.s
 	sess := s.sessions[index]
 	p := &sess.preload
 	if p.state != preloadMoving && p.state != preloadDropped {
@@ -151,11 +154,11 @@ func (s *System) preloadedPart(index int64) {
 	case p.waiter >= 0:
 		slot := p.waiter
 		p.state = preloadNone
-		s.loaded(slot)
+		s.loads.loaded(slot)
 	default:
 		p.state, p.end = preloadLanded, s.eng.Now()
 	}
-	s.preloadQueued()
+	pl.preloadQueued()
 }
 
 // usePreload makes an admitted request's layer-wise load its session's
@@ -163,15 +166,16 @@ func (s *System) preloadedPart(index int64) {
 // reports whether it did; a pre-load it cannot use is wasted. Either way
 // the read buffer's bytes leave it (a used pre-load's become the
 // request's KV memory).
-func (s *System) usePreload(slot int) bool {
+func (pl *preloader) usePreload(slot int) bool {
+	s := pl.s
 	r := s.reqs.At(slot)
 	p := &r.sess.preload
 	if !p.held() {
 		return false
 	}
-	defer s.preloadQueued()
-	if !s.preloaded(r) {
-		s.settlePreload(r.sess)
+	defer pl.preloadQueued()
+	if !pl.preloaded(r) {
+		pl.settlePreload(r.sess)
 		return false
 	}
 	s.nodes[p.node].preloadBytes -= p.bytes
@@ -182,14 +186,15 @@ func (s *System) usePreload(slot int) bool {
 		return true
 	}
 	p.state = preloadNone
-	s.landed(slot, p.end) // at admission: nothing waits for it yet
+	s.loads.landed(slot, p.end) // at admission: nothing waits for it yet
 	return true
 }
 
 // settlePreload wastes a session's pre-load that its next turn cannot use
 // (or that turn never comes) and frees its bytes of the read buffer; one
 // still moving lands unused.
-func (s *System) settlePreload(sess *session) {
+func (pl *preloader) settlePreload(sess *session) {
+	s := pl.s
 	p := &sess.preload
 	if !p.held() {
 		return
@@ -206,7 +211,8 @@ func (s *System) settlePreload(sess *session) {
 // unsettledPreloads counts the pre-loads no turn has used or wasted; a
 // closed loop runs every turn it pre-loads for, so at the end there are
 // none.
-func (s *System) unsettledPreloads() int64 {
+func (pl *preloader) unsettledPreloads() int64 {
+	s := pl.s
 	var n int64
 	for _, sess := range s.sessions {
 		if sess.preload.held() {

@@ -93,10 +93,10 @@ func (s *System) admit(n *nodeState) {
 		r.outputLeft = r.rec.OutputTokens
 		n.running = append(n.running, slot)
 		if r.load == loadAwaiting {
-			s.startLoad(slot)
+			s.loads.startLoad(slot)
 		}
 		if s.fn != nil {
-			s.startGeneration(r)
+			s.fn.startGeneration(r)
 		}
 	}
 }
@@ -124,7 +124,7 @@ func (s *System) reject(slot int) {
 	s.rejected++
 	s.records[r.record] = r.rec
 	r.sess.running, r.sess.dropped = false, true
-	s.settlePreload(r.sess)
+	s.preloads.settlePreload(r.sess)
 	s.release(r.sess)
 }
 
@@ -161,7 +161,7 @@ func (s *System) evict(n *nodeState, sess *session) {
 	sess.resident = -1
 	s.counts.DeviceEvictions++
 	if s.cfg.Export == OnEvict {
-		s.startExport(sess, n.index, sess.lastRecord)
+		s.export.startExport(sess, n.index, sess.lastRecord)
 	}
 }
 
@@ -181,7 +181,7 @@ func (s *System) build(n *nodeState) accel.Iteration {
 	budget := s.cfg.TokenBudget - int64(len(it.Decodes))
 	for _, slot := range n.running {
 		r := s.reqs.At(slot)
-		if r.prefillLeft == 0 || budget == 0 || len(n.members) == s.cfg.MaxBatch || s.sitsOut(r) {
+		if r.prefillLeft == 0 || budget == 0 || len(n.members) == s.cfg.MaxBatch || s.loads.sitsOut(r) {
 			continue
 		}
 		chunk := min(r.prefillLeft, budget)
@@ -196,7 +196,7 @@ func (s *System) build(n *nodeState) accel.Iteration {
 // iterationDone applies an iteration to its requests and finishes those
 // that generated their last token.
 func (s *System) iterationDone(n *nodeState) {
-	if s.holdForLoads(n) {
+	if s.loads.holdForLoads(n) {
 		return
 	}
 	now := s.eng.Now()
@@ -204,7 +204,7 @@ func (s *System) iterationDone(n *nodeState) {
 	for _, m := range n.members {
 		r := s.reqs.At(m.slot)
 		if s.fn != nil {
-			s.runMember(r, m.chunk)
+			s.fn.runMember(r, m.chunk)
 		}
 		if m.chunk > 0 {
 			r.context += m.chunk
@@ -253,9 +253,9 @@ func (s *System) finish(n *nodeState, slot int) {
 	s.records[r.record] = r.rec
 	output := turn.Output
 	if s.fn != nil {
-		output = s.finishGeneration(r)
+		output = s.fn.finishGeneration(r)
 	}
-	sess.grow(r.prompt, r.promptLen, turn.OutputCount, s.outputIDs(r, output, turn.OutputCount))
+	sess.grow(r.prompt, r.promptLen, turn.OutputCount, s.keys.outputIDs(sess, r.promptLen, output, turn.OutputCount))
 	sess.resident, sess.lastUse, sess.lastNode, sess.lastRecord = n.index, now, n.index, r.record
 	sess.running = false
 	n.residents[sess.id] = sess
@@ -263,7 +263,7 @@ func (s *System) finish(n *nodeState, slot int) {
 	record := r.record
 	s.reqs.Take(slot) // r is not to be used from here on
 	if s.cfg.Export == AfterTurn {
-		s.startExport(sess, n.index, record)
+		s.export.startExport(sess, n.index, record)
 	}
 	if s.cfg.DropAfterTurn {
 		s.evict(n, sess) // accelerator.retain: off, the papers' baseline

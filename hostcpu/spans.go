@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/kvcosim/kvcosim/fpga"
+	"github.com/kvcosim/kvcosim/hostcpu/store"
 
 	"github.com/kvcosim/kvcosim/sim"
 )
@@ -13,8 +13,8 @@ import (
 // components, "node0.cpu"): reports draw a session's timeline from them,
 // and a trace viewer gives each its own thread.
 const (
-	PartCPU     = "cpu"
-	PartFPGA    = fpga.Part
+	PartCPU     = store.PartCPU
+	PartFPGA    = store.PartFPGA
 	PartStorage = "storage"
 	PartAccel   = "accelerator"
 )

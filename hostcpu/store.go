@@ -1,6 +1,8 @@
 package hostcpu
 
 import (
+	"github.com/kvcosim/kvcosim/hostcpu/mech"
+	"github.com/kvcosim/kvcosim/hostcpu/store"
 	"github.com/kvcosim/kvcosim/kvstore"
 	"strconv"
 )
@@ -11,7 +13,8 @@ func (s *System) query(slot int) {
 	r.stageStart = s.eng.Now()
 	s.counts.Queries++
 	s.keep(r, 1)
-	s.store.Query(slot)
+	s.store.Query(ticket(opQueried, slot), store.Lookup{Session: r.sess.id, Node: r.node, Object: s.keys.object(r),
+		HistoryTokens: r.sess.historyLen, PromptTokens: r.promptLen, KeysGiven: len(r.sess.plan.Turns[r.sess.turn].BlockKeys) > 0})
 }
 
 // keep counts a request's keys as waiting (by +1 from its lookup) or not
@@ -23,22 +26,13 @@ func (s *System) keep(r *request, by int) {
 	r.kept = by > 0
 	keys := r.blockKeys
 	if s.cfg.Scheme != kvstore.SchemeBlock {
-		keys = []kvstore.Key{s.objectKey(r.sess)}
+		keys = []kvstore.Key{s.keys.objectKey(r.sess)}
 	}
 	for _, k := range keys {
 		if s.waiting[k] += by; s.waiting[k] == 0 {
 			delete(s.waiting, k)
 		}
 	}
-}
-
-// queryObject is what a request looks for: the session's patent key, or
-// the prompt's block keys.
-func (s *System) queryObject(r *request) kvstore.Object {
-	if s.cfg.Scheme == kvstore.SchemeBlock {
-		return kvstore.Object{Blocks: r.blockKeys}
-	}
-	return kvstore.Object{Key: s.objectKey(r.sess)}
 }
 
 // queried takes the lookup's result and starts the import of a hit.
@@ -63,9 +57,9 @@ func (s *System) queried(slot int) {
 		s.counts.QueryMiss++
 	}
 	r.rec.ReusedTokens = reused
-	s.meetRaise(r)
+	s.ahead.meetRaise(r)
 	if reused == 0 {
-		s.settlePreload(r.sess) // no load will use it
+		s.preloads.settlePreload(r.sess) // no load will use it
 		s.imported(slot)
 		return
 	}
@@ -73,13 +67,21 @@ func (s *System) queried(slot int) {
 	if r.sess.cut > 0 {
 		r.found.Extents = readable(r.found.Extents, r.rec.ImportBytes)
 	}
-	if s.cfg.Mech.Load == LoadLayerwise {
+	if s.cfg.Mech.Load == mech.LoadLayerwise {
 		r.load = loadAwaiting // the load starts at admission
-		s.prefetch(slot)
+		s.fetch.prefetch(slot)
 		s.enqueue(slot)
 		return
 	}
-	r.pendingImport = s.store.Import(slot)
+	r.pendingImport = s.importFound(slot)
+}
+
+// importFound has the store move a request's found KV into the
+// accelerator and returns in how many parts.
+func (s *System) importFound(slot int) int {
+	r := s.reqs.At(slot)
+	return s.store.Import(ticket(opImported, slot), store.Import{Node: r.node, Bytes: r.rec.ImportBytes, Extents: r.found.Extents,
+		Saving: r.sess.saving, Staged: r.prefetch == prefetchLanded})
 }
 
 // imported counts the import's parts; with the last the request queues.
@@ -92,14 +94,14 @@ func (s *System) imported(slot int) {
 	r.pendingImport = 0
 	now := s.eng.Now()
 	if r.load == loadLoading {
-		s.loaded(slot)
+		s.loads.loaded(slot)
 		return
 	}
 	if r.rec.ReusedTokens > 0 {
 		r.rec.Import = now - r.stageStart
 		r.rec.KVWait = r.rec.Parked + r.rec.QueryTime + r.rec.Import
 		s.span(r.node, PartStorage, TaskImport, "", r.sess.id, r.rec.Turn, r.stageStart, r.rec.ImportBytes)
-		if s.fn != nil && !s.readImport(r) {
+		if s.fn != nil && !s.fn.readImport(r) {
 			r.rec.ReusedTokens = 0 // the bytes failed their checks: recompute
 		}
 	}

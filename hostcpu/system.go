@@ -3,21 +3,39 @@ package hostcpu
 import (
 	"cmp"
 	"fmt"
+	"github.com/kvcosim/kvcosim/hostcpu/mech"
 	"github.com/kvcosim/kvcosim/kvstore"
 	"slices"
 
 	"github.com/kvcosim/kvcosim/accel"
 	"github.com/kvcosim/kvcosim/accel/tinylm"
+	"github.com/kvcosim/kvcosim/hostcpu/store"
 	"github.com/kvcosim/kvcosim/sim"
 	"github.com/kvcosim/kvcosim/workloads"
 )
 
-// session is a row of the session table.
+// session is a row of the session table, its state split by concern:
+// its tokens, where it runs (claim 2 and the scheduler), what the store
+// holds of it (the export phases), its look-ahead raise and its pre-load.
 type session struct {
-	id      int64
-	index   int64 // position in System.sessions
-	plan    workloads.Session
-	turn    int      // the next turn to run
+	id    int64
+	index int64 // position in System.sessions
+	plan  workloads.Session
+	turn  int // the next turn to run
+	sessionTokens
+	placement
+	stored
+	raiseState
+	// preload is the next turn's object on its way into, or in, a read
+	// buffer (preload.go)
+	preload preload
+	// kv is functional mode's cache at the end of the last turn: what a
+	// continuation reuses and an export stores (never changed once made)
+	kv *tinylm.Cache
+}
+
+// sessionTokens are a session's history (tokens.go).
+type sessionTokens struct {
 	history []uint32 // computed tokens, in order (nil when tokenless)
 	// historyLen counts the history's tokens; tokenless sessions come from
 	// traces that give counts, not ids.
@@ -25,6 +43,11 @@ type session struct {
 	tokenless  bool
 	// cut counts the tokens truncation has dropped from the history's front.
 	cut int64
+}
+
+// placement is where a session runs: what claim 2, the scheduler and the
+// closed loop know of it.
+type placement struct {
 	// holdsSlot: a closed-loop slot is held until the turn and its export
 	// end; dropped: a rejected turn ends the session.
 	holdsSlot, dropped bool
@@ -32,6 +55,14 @@ type session struct {
 	resident int
 	lastUse  sim.Time
 	running  bool
+	// lastNode and lastRecord are the node and record of its last turn.
+	lastNode   int
+	lastRecord int
+}
+
+// stored is what the store holds of a session and the export on its way
+// there (export.go).
+type stored struct {
 	// exporting is set while an export is in flight; a request that needs
 	// the store waits in parked.
 	exporting bool
@@ -51,52 +82,65 @@ type session struct {
 	heldBlocks   int
 	storedTokens int64
 	storedFrom   int64
-	lastNode     int
-	lastRecord   int
-	// kv is functional mode's cache at the end of the last turn: what a
-	// continuation reuses and an export stores (never changed once made)
-	kv *tinylm.Cache
-	// raising counts the parts of a look-ahead raise still moving; raised:
-	// raisedKey was raised and no lookup has met it since; waiter is the
-	// slot of a request waiting for the raise to land, or -1.
+}
+
+// raiseState is a session's look-ahead raise (lookahead.go).
+type raiseState struct {
+	// raising counts the parts of a raise still moving; raised: raisedKey
+	// was raised and no lookup has met it since; waiter is the slot of a
+	// request waiting for the raise to land, or -1.
 	raising   int
 	raised    bool
 	raisedKey kvstore.Key
 	waiter    int
-	// preload is the next turn's object on its way into, or in, a read
-	// buffer (preload.go)
-	preload preload
 }
 
-// request is one turn in flight.
+// request is one turn in flight, its state split by concern: the
+// scheduler's, the store's lookup and import, a layer-wise load and its
+// prefetch, and functional mode's.
 type request struct {
-	rec         Record
-	sess        *session
-	node        int
-	prompt      []uint32 // history and new tokens (nil when tokenless)
-	promptLen   int64
-	blockKeys   []kvstore.Key
+	rec        Record
+	sess       *session
+	node       int
+	prompt     []uint32 // history and new tokens (nil when tokenless)
+	promptLen  int64
+	blockKeys  []kvstore.Key
+	stageStart sim.Time
+	parkedAt   sim.Time
+	record     int // index in System.records
+	progress
+	lookup
+	loading
+	// kv is functional mode's imported cache; gen the turn's generation
+	kv  *tinylm.Cache
+	gen *accel.Generation
+}
+
+// progress is a request's way through the scheduler (scheduler.go).
+type progress struct {
 	prefillLeft int64
 	outputLeft  int64
 	context     int64
-	stageStart  sim.Time
 	admitted    sim.Time
 	firstToken  sim.Time
-	// found is the store lookup's outcome (and, design cpu, the extents
-	// to read; the FPGA imports them itself)
+}
+
+// lookup is a request's store lookup and import (store.go).
+type lookup struct {
+	// found is the store lookup's outcome (and, a CPU-run store, the
+	// extents to read; the FPGA imports them itself)
 	found         kvstore.Found
 	pendingImport int
-	// a layer-wise load's state and times, and the prefetch before it
+	kept          bool // its keys count in System.waiting
+}
+
+// loading is a layer-wise load's state and times, and the prefetch
+// before it (layerwise.go).
+type loading struct {
 	load               loadState
 	loadStart, loadEnd sim.Time
 	prefetch           prefetchState
 	prefetchParts      int
-	parkedAt           sim.Time
-	kept               bool // its keys count in System.waiting
-	record             int  // index in System.records
-	// kv is functional mode's imported cache; gen the turn's generation
-	kv  *tinylm.Cache
-	gen *accel.Generation
 }
 
 // System is the CPUs of all nodes and the session table.
@@ -105,12 +149,12 @@ type System struct {
 	cfg      Config
 	nodes    []*nodeState
 	pool     *kvstore.Pool // the store's tiers and index (design cpu; the FPGAs share their directory)
-	store    Store
+	store    store.Store
+	keys     keys
 	router   router
 	sessions []*session
 	reqs     sim.Slots[request]
-	moves    sim.Slots[transfer]
-	exports  sim.Slots[exportTask]
+	moves    *mover
 	records  []Record
 	counts   Counts
 	rejected int64
@@ -120,35 +164,29 @@ type System struct {
 	// next is in the event queue (a long trace would fill it otherwise).
 	openings []int64
 	fn       *functional // nil in timing mode
-	// buffered bytes are asynchronous exports copied but not yet stored;
-	// blocked exports wait for room
-	buffered int64
-	blocked  sim.FIFO[int]
 	// waiting counts, per stored key, the looked-up requests not yet
 	// admitted that need it (store.eviction: queue-aware)
 	waiting map[kvstore.Key]int
-	// aheadOn: the closed loop looks ahead; an automatic window spans
-	// firstWindow turns until anything is stored (lookahead.go); raises
-	// counts the sessions whose raise is moving
-	aheadOn             bool
-	firstWindow, raises int
-	// preloadOn: the closed loop pre-loads held-back turns (preload.go)
-	preloadOn bool
+	// the mechanisms
+	window   truncation
+	export   exporter
+	loads    layerwise
+	fetch    prefetcher
+	ahead    lookAheads
+	preloads preloader
 }
 
 // The System's events.
 const (
-	opTurn = iota
+	opNone = iota // a background move between tiers has landed (store.Background)
+	opTurn
 	opDecide
 	opQueried
 	opImported
 	opIteration
-	opTransfer
 	opExportStep
 	opAdmit
 	opOpen
-	opMoved
-	opStreamed
 	opPrefetched
 	opRaised
 	opPreloaded
@@ -163,13 +201,16 @@ func NewSystem(eng *sim.Engine, cfg Config, nodes []Node, pool *kvstore.Pool, w 
 	if len(nodes) == 0 {
 		return nil, fmt.Errorf("system.nodes: at least one node")
 	}
-	if err := cfg.Mech.Validate(len(nodes[0].Tiers)); err != nil && cfg.Design.Stores {
+	if err := cfg.Mech.Check(cfg.Run(len(nodes[0].Tiers))); err != nil && cfg.Design.Stores {
 		return nil, err
 	}
 	s := &System{eng: eng, cfg: cfg, pool: pool, router: router{migrate: cfg.MigrateFraction, rng: streams.Stream("hostcpu/routing")},
 		counts: Counts{Decisions: map[string]int64{}}}
-	s.store = cfg.Design.newStore(s)
-	if cfg.Mech.Eviction == EvictQueueAware && pool != nil {
+	s.keys = keysOf(cfg)
+	s.window, s.export, s.loads, s.fetch, s.ahead, s.preloads = truncation{s}, exporter{s: s}, layerwise{s}, prefetcher{s}, lookAheads{s: s}, preloader{s: s}
+	s.moves = &mover{owner: s, chunk: cfg.Mech.ChunkBytes}
+	s.store = cfg.Design.New(host{s}, store.Params{Scheme: cfg.Scheme, CPUHashBandwidth: cfg.CPUHashBandwidth, HostAccessLatency: cfg.HostAccessLatency})
+	if cfg.Mech.Eviction == mech.EvictQueueAware && pool != nil {
 		s.waiting = map[kvstore.Key]int{}
 		pool.SetKeep(func(k kvstore.Key) bool { return s.waiting[k] > 0 })
 	}
@@ -185,8 +226,8 @@ func NewSystem(eng *sim.Engine, cfg Config, nodes []Node, pool *kvstore.Pool, w 
 		if len(plan.Turns) == 0 {
 			continue
 		}
-		sess := &session{id: plan.ID, index: int64(len(s.sessions)), plan: plan, resident: -1, parked: -1, lastNode: -1, lastRecord: -1, waiter: -1,
-			tokenless: plan.Turns[0].NewTokens == nil}
+		sess := &session{id: plan.ID, index: int64(len(s.sessions)), plan: plan, sessionTokens: sessionTokens{tokenless: plan.Turns[0].NewTokens == nil},
+			placement: placement{resident: -1, lastNode: -1, lastRecord: -1}, stored: stored{parked: -1}, raiseState: raiseState{waiter: -1}}
 		for i, turn := range plan.Turns {
 			if (turn.NewTokens == nil) != sess.tokenless {
 				return nil, fmt.Errorf("workload: session %d: turn %d gives its new tokens as %s, turn 0 as %s: a session gives ids on every turn or on none",
@@ -199,10 +240,14 @@ func NewSystem(eng *sim.Engine, cfg Config, nodes []Node, pool *kvstore.Pool, w 
 		s.scheduleOpenings()
 	} else {
 		s.closed = newClosedLoop(cfg.MaxConcurrency, cfg.ClosedOrder, s.sessions)
-		s.aheadOn = lookAheadOn(cfg, pool)
-		s.preloadOn = PreloadOn(cfg) && pool != nil
-		if s.aheadOn && cfg.Mech.PrefetchWindowTurns == AutoWindow {
-			s.firstWindow = firstWindow(cfg, pool)
+		run := cfg.Run(0)
+		if pool != nil {
+			run.Tiers = pool.Tiers()
+		}
+		run.CPUStore = run.CPUStore && pool != nil
+		s.ahead.on, s.preloads.on = cfg.Mech.LookAheadOn(run), cfg.Mech.PreloadOn(run)
+		if s.ahead.on && cfg.Mech.PrefetchWindowTurns == mech.AutoWindow {
+			s.ahead.firstWindow = firstWindow(cfg, pool)
 		}
 		eng.Schedule(0, sim.Event{Handler: s, Op: opAdmit})
 	}
@@ -254,9 +299,6 @@ func (s *System) CPUStats(i int, now sim.Time) sim.ServerStats { return s.nodes[
 // Failure is the first error that stopped the run (an invariant).
 func (s *System) Failure() error { return s.failure }
 
-// storing reports whether the design has an external store.
-func (s *System) storing() bool { return s.cfg.Design.Stores }
-
 // Handle dispatches the System's events.
 func (s *System) Handle(ev sim.Event) {
 	switch ev.Op {
@@ -270,23 +312,18 @@ func (s *System) Handle(ev sim.Event) {
 		s.imported(int(ev.Arg))
 	case opIteration:
 		s.iterationDone(s.nodes[ev.Arg])
-	case opTransfer:
-		s.transferStep(int(ev.Arg))
 	case opExportStep:
-		s.exportStep(int(ev.Arg))
+		s.export.exportStep(int(ev.Arg))
 	case opAdmit:
 		s.admitQueued()
 	case opOpen:
 		s.open(int(ev.Arg))
-	case opMoved: // a background move between tiers has landed
-	case opStreamed:
-		s.streamed(ev.Arg)
 	case opPrefetched:
-		s.prefetched(int(ev.Arg))
+		s.fetch.prefetched(int(ev.Arg))
 	case opRaised:
-		s.raisedPart(ev.Arg)
+		s.ahead.raisedPart(ev.Arg)
 	case opPreloaded:
-		s.preloadedPart(ev.Arg)
+		s.preloads.preloadedPart(ev.Arg)
 	}
 }
 
@@ -301,21 +338,13 @@ func (s *System) arrive(sess *session) {
 	r.rec = Record{ID: int64(len(s.records)), Session: sess.id, Turn: sess.turn, Node: node, Arrival: now,
 		PromptTokens: promptLen, OutputTokens: turn.OutputCount}
 	if s.cfg.Scheme == kvstore.SchemeBlock {
-		r.blockKeys = s.blockKeys(sess, prompt, promptLen)
+		r.blockKeys = s.keys.blockKeys(sess, prompt, promptLen)
 	}
 	s.records = append(s.records, Record{})
 	sess.running = true
 	slot := s.reqs.Put(r)
 	s.nodes[node].cpu.Submit(sim.Job{Service: s.cfg.RequestOverhead + s.cfg.DecisionOverhead,
 		Done: sim.Event{Handler: s, Op: opDecide, Arg: int64(slot)}})
-}
-
-// blockKeys are the prompt's block keys: from the trace, or hashed.
-func (s *System) blockKeys(sess *session, prompt []uint32, promptLen int64) []kvstore.Key {
-	if ids := sess.plan.Turns[sess.turn].BlockKeys; len(ids) > 0 && sess.cut == 0 {
-		return kvstore.TraceBlockKeys(ids, int(s.cfg.BlockTokens), promptLen)
-	}
-	return s.hashedBlocks(sess, prompt, promptLen)
 }
 
 // routeTo sends a turn to its node and counts migrations.
@@ -337,10 +366,10 @@ func (s *System) decide(slot int) {
 	if sess.resident >= 0 && sess.resident != r.node {
 		s.evict(s.nodes[sess.resident], sess) // it moved: the old node lets go
 	}
-	v, fits := s.fitWindow(slot, s.verdict(r))
+	v, fits := s.window.fitWindow(slot, s.verdict(r))
 	if !fits {
-		s.settleRaise(sess, false) // the session ends
-		s.settlePreload(sess)
+		s.ahead.settleRaise(sess, false) // the session ends
+		s.preloads.settlePreload(sess)
 		return
 	}
 	if v.action == park {
@@ -359,15 +388,15 @@ func (s *System) decide(slot int) {
 		s.query(slot)
 		return
 	}
-	s.settleRaise(sess, false) // no lookup will meet it
-	s.settlePreload(sess)
+	s.ahead.settleRaise(sess, false) // no lookup will meet it
+	s.preloads.settlePreload(sess)
 	s.enqueue(slot)
 }
 
 // verdict is claim 2's outcome for the request as the session stands.
 func (s *System) verdict(r *request) verdict {
 	sess := r.sess
-	return claim2(situation{first: sess.historyLen == 0, residentHere: sess.resident == r.node, stores: s.storing(),
+	return claim2(situation{first: sess.historyLen == 0, residentHere: sess.resident == r.node, stores: s.cfg.Design.Stores,
 		blocks: s.cfg.Scheme == kvstore.SchemeBlock, exporting: sess.exporting && !sess.buffered})
 }
 

@@ -1,6 +1,7 @@
 package hostcpu
 
 import (
+	"github.com/kvcosim/kvcosim/hostcpu/store"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -44,7 +45,7 @@ func newTestSystem(t *testing.T, cfg Config, kvTokens int64, sessions ...workloa
 
 func recomputeConfig() Config {
 	cfg := validConfig()
-	cfg.Design, _ = ParseDesign("recompute")
+	cfg.Design, _ = store.ParseDesign("recompute")
 	cfg.KVBytesPerToken = 1
 	return cfg
 }
@@ -74,7 +75,7 @@ func TestClaim2DecisionTable(t *testing.T) {
 
 func TestLRUIdleSkipsRunningAndBreaksTiesByID(t *testing.T) {
 	at := func(id int64, lastUse sim.Time, running bool) *session {
-		return &session{id: id, lastUse: lastUse, running: running}
+		return &session{id: id, placement: placement{lastUse: lastUse, running: running}}
 	}
 	cases := []struct {
 		name      string

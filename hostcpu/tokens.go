@@ -13,6 +13,22 @@ import (
 // only: outputIDs stands in for those the same way, so that the ids stay
 // as many as the tokens.
 
+// keys names what a session's KV is stored under: the patent's key of its
+// history, a design's key by session (store.Design.DecoupledPositions),
+// or the block keys of its prompt, hashed or as a trace gives them; and
+// the stand-ins of a session whose workload gives counts, not ids.
+type keys struct {
+	seed        uint64
+	blockTokens int64
+	scheme      kvstore.Scheme
+	bySession   bool
+}
+
+// keysOf are the keys of a run's configuration.
+func keysOf(cfg Config) keys {
+	return keys{seed: cfg.HashSeed, blockTokens: cfg.BlockTokens, scheme: cfg.Scheme, bySession: cfg.Design.DecoupledPositions}
+}
+
 // promptOf returns a turn's prompt (ids, nil without them) and its length.
 func (sess *session) promptOf(turn workloads.Turn) ([]uint32, int64) {
 	n := sess.historyLen + turn.NewTokenCount
@@ -39,15 +55,14 @@ func (sess *session) grow(prompt []uint32, promptLen, outputs int64, output []ui
 // counting from the session's first token, truncated ones included. As a
 // model's output would be, a stand-in is the session's own, and the same
 // token keeps its id when truncation drops older ones.
-func (s *System) outputIDs(r *request, given []uint32, outputs int64) []uint32 {
-	sess := r.sess
+func (k keys) outputIDs(sess *session, promptLen int64, given []uint32, outputs int64) []uint32 {
 	if sess.tokenless || int64(len(given)) >= outputs {
 		return given
 	}
 	ids := append(make([]uint32, 0, outputs), given...)
-	first := sess.cut + r.promptLen // the first output's position
+	first := sess.cut + promptLen // the first output's position
 	for i := int64(len(given)); i < outputs; i++ {
-		ids = append(ids, uint32(s.sessionHash(sess, standInOutput, first+i, 0)))
+		ids = append(ids, uint32(k.sessionHash(sess, standInOutput, first+i, 0)))
 	}
 	return ids
 }
@@ -64,38 +79,80 @@ const (
 // standIn is the hash standing in for a token-less session's content: the
 // hash engine's XXH64 over (what, session id, value), and the tokens
 // truncation has dropped, if any (the same length names other tokens).
-func (s *System) standIn(sess *session, what uint32, value int64) uint64 {
-	return s.sessionHash(sess, what, value, sess.cut)
+func (k keys) standIn(sess *session, what uint32, value int64) uint64 {
+	return k.sessionHash(sess, what, value, sess.cut)
 }
 
 // sessionHash is XXH64 over (what, session id, value) and, when cut > 0,
 // cut.
-func (s *System) sessionHash(sess *session, what uint32, value, cut int64) uint64 {
+func (k keys) sessionHash(sess *session, what uint32, value, cut int64) uint64 {
 	id := uint64(sess.id)
 	words := []uint32{what, uint32(id), uint32(id >> 32), uint32(value), uint32(uint64(value) >> 32)}
 	if cut > 0 {
 		words = append(words, uint32(cut), uint32(uint64(cut)>>32))
 	}
-	return kvstore.HashTokens(s.cfg.HashSeed, words)
+	return kvstore.HashTokens(k.seed, words)
 }
 
 // patentKey is the patent's key of the session's history.
-func (s *System) patentKey(sess *session) kvstore.Key {
+func (k keys) patentKey(sess *session) kvstore.Key {
 	if sess.tokenless {
-		return kvstore.Key{Tokens: sess.historyLen, Hash: s.standIn(sess, standInHistory, sess.historyLen)}
+		return kvstore.Key{Tokens: sess.historyLen, Hash: k.standIn(sess, standInHistory, sess.historyLen)}
 	}
-	return kvstore.PatentKey(s.cfg.HashSeed, sess.history)
+	return kvstore.PatentKey(k.seed, sess.history)
 }
 
 // hashedBlocks are the block keys of the whole blocks of a prompt or
 // history of n tokens (ids, or nil for a token-less session).
-func (s *System) hashedBlocks(sess *session, ids []uint32, n int64) []kvstore.Key {
+func (k keys) hashedBlocks(sess *session, ids []uint32, n int64) []kvstore.Key {
 	if !sess.tokenless {
-		return kvstore.BlockKeys(s.cfg.HashSeed, ids, int(s.cfg.BlockTokens))
+		return kvstore.BlockKeys(k.seed, ids, int(k.blockTokens))
 	}
-	chain := make([]uint64, n/s.cfg.BlockTokens)
+	chain := make([]uint64, n/k.blockTokens)
 	for i := range chain {
-		chain[i] = s.standIn(sess, standInBlock, int64(i))
+		chain[i] = k.standIn(sess, standInBlock, int64(i))
 	}
-	return kvstore.TraceBlockKeys(chain, int(s.cfg.BlockTokens), n)
+	return kvstore.TraceBlockKeys(chain, int(k.blockTokens), n)
+}
+
+// blockKeys are the prompt's block keys: from the trace, or hashed.
+func (k keys) blockKeys(sess *session, prompt []uint32, promptLen int64) []kvstore.Key {
+	if ids := sess.plan.Turns[sess.turn].BlockKeys; len(ids) > 0 && sess.cut == 0 {
+		return kvstore.TraceBlockKeys(ids, int(k.blockTokens), promptLen)
+	}
+	return k.hashedBlocks(sess, prompt, promptLen)
+}
+
+// traceKeys are the block keys a trace gave for the session's last turn.
+func (k keys) traceKeys(sess *session) []kvstore.Key {
+	last := sess.plan.Turns[sess.turn-1]
+	if len(last.BlockKeys) == 0 || sess.cut > 0 {
+		return nil
+	}
+	return kvstore.TraceBlockKeys(last.BlockKeys, int(k.blockTokens), sess.historyLen-last.OutputCount)
+}
+
+// sessionKey is the key of a design that indexes objects by session
+// (CachedAttention): the session and the number of tokens it has ever
+// computed, which truncation does not change.
+func (k keys) sessionKey(sess *session) kvstore.Key {
+	total := sess.historyLen + sess.cut
+	return kvstore.Key{Tokens: total, Hash: k.sessionHash(sess, standInSession, total, 0)}
+}
+
+// objectKey is what the design stores a session's history under.
+func (k keys) objectKey(sess *session) kvstore.Key {
+	if k.bySession {
+		return k.sessionKey(sess)
+	}
+	return k.patentKey(sess)
+}
+
+// object is what a request looks for: the session's patent key, or the
+// prompt's block keys.
+func (k keys) object(r *request) kvstore.Object {
+	if k.scheme == kvstore.SchemeBlock {
+		return kvstore.Object{Blocks: r.blockKeys}
+	}
+	return kvstore.Object{Key: k.objectKey(r.sess)}
 }

@@ -53,8 +53,8 @@ func TestHistoryHoldsAnIDForEveryToken(t *testing.T) {
 				assert.Equal(t, []uint32{900, 901, 902, 903}, a.history[10:14])
 				return
 			}
-			assert.Equal(t, uint32(s.sessionHash(a, standInOutput, 10, 0)), a.history[10], "the first output's stand-in is by its position")
-			assert.Equal(t, uint32(s.sessionHash(a, standInOutput, 21, 0)), a.history[21])
+			assert.Equal(t, uint32(s.keys.sessionHash(a, standInOutput, 10, 0)), a.history[10], "the first output's stand-in is by its position")
+			assert.Equal(t, uint32(s.keys.sessionHash(a, standInOutput, 21, 0)), a.history[21])
 			assert.NotEqual(t, a.history[10:14], b.history[10:14], "two sessions' outputs differ")
 		})
 	}

@@ -1,54 +1,43 @@
 package hostcpu
 
 import (
+	"github.com/kvcosim/kvcosim/hostcpu/store"
 	"github.com/kvcosim/kvcosim/memory"
 	"github.com/kvcosim/kvcosim/sim"
 )
 
-// hop is one step of a data movement: a device access or a link transfer.
-type hop struct {
-	dev   memory.Device
-	addr  int64
-	write bool
-	link  *sim.Link
-	ring  int64 // a staging hop's bytes: its chunks wrap round them
+// mover carries out the host's transfers: it moves bytes through a path of
+// hops and then raises the transfer's ticket at its owner (the System).
+type mover struct {
+	owner sim.Handler
+	// chunk is store.chunk: the piece a transfer of several hops streams
+	// in (0: whole extents hop by hop)
+	chunk int64
+	moves sim.Slots[transfer]
 }
 
-// staging is the hop through the node's host memory, written or read: a
-// transfer stages there at address 0, and a streamed one larger than host
-// memory wraps round it in whole chunks, as a pipelined copy reuses its
-// staging buffers (store.chunk is at most host memory, checked when the
-// scenario loads, and a whole transfer fits it).
-func (n *Node) staging(write bool) hop {
-	return hop{dev: n.HostMemory, write: write, ring: n.HostMemoryBytes}
-}
-
-// at is the address of a transfer's chunk at offset off, chunks of chunk
-// bytes.
-func (h hop) at(off, chunk int64) int64 {
-	if h.ring == 0 {
-		return h.addr + off
-	}
-	return h.addr + off/chunk%max(1, h.ring/chunk)*chunk
-}
-
-// transfer moves bytes through hops and then raises op for the request
-// (or export) id. A whole transfer moves all its bytes through one hop
-// after another; a streamed one moves chunks, each hop taking the next
-// chunk as soon as it is free and the hop before has passed that chunk on.
+// transfer moves bytes through hops and then ends its ticket. A whole
+// transfer moves all its bytes through one hop after another; a streamed
+// one moves chunks, each hop taking the next chunk as soon as it is free
+// and the hop before has passed that chunk on.
 type transfer struct {
-	hops  []hop
+	hops  []store.Hop
 	step  int // whole: the next hop
 	bytes int64
-	op    int32
-	id    int64
+	done  store.Ticket
 	// streamed: chunk bytes, the chunks in all, and per hop the chunks it
 	// has started and finished
-	chunk   int64
-	chunks  int64
-	started []int64
-	done    []int64
+	chunk    int64
+	chunks   int64
+	started  []int64
+	finished []int64
 }
+
+// The mover's events.
+const (
+	opStep     = iota // a whole transfer's hop is done
+	opStreamed        // a streamed transfer's chunk is done at one hop
+)
 
 // streamDepth is how many chunks one hop of a streamed transfer keeps in
 // flight, as a DMA engine keeps several descriptors and an NVMe queue
@@ -60,66 +49,75 @@ const streamDepth = 4
 // transfer and the hop in one argument.
 const maxHops = 8
 
-// moveExtent starts a transfer of bytes through hops: streamed in chunks
-// when it has several hops and more than one chunk of bytes, else whole.
-func (s *System) moveExtent(id int, hops []hop, bytes int64, op int32) {
-	tr := transfer{hops: hops, bytes: bytes, op: op, id: int64(id)}
-	chunk := s.cfg.Mech.ChunkBytes
+// start begins a transfer of bytes through hops: streamed in chunks when
+// it has several hops and more than one chunk of bytes, else whole.
+func (m *mover) start(done store.Ticket, hops []store.Hop, bytes int64) {
+	tr := transfer{hops: hops, bytes: bytes, done: done}
+	chunk := m.chunk
 	if chunk == 0 || len(hops) < 2 || bytes <= chunk {
-		s.transferStep(s.moves.Put(tr))
+		m.step(m.moves.Put(tr))
 		return
 	}
 	if len(hops) > maxHops {
 		panic("hostcpu: a transfer of more than 8 hops") // the designs build at most four
 	}
 	tr.chunk, tr.chunks = chunk, (bytes+chunk-1)/chunk
-	tr.started, tr.done = make([]int64, len(hops)), make([]int64, len(hops))
-	t := s.moves.Put(tr)
-	s.streamIssue(t, 0)
+	tr.started, tr.finished = make([]int64, len(hops)), make([]int64, len(hops))
+	t := m.moves.Put(tr)
+	m.issue(t, 0)
 }
 
-// transferStep issues the next hop of a whole transfer, or finishes it.
-func (s *System) transferStep(t int) {
-	tr := s.moves.At(t)
+// Handle takes a hop's or a chunk's end.
+func (m *mover) Handle(ev sim.Event) {
+	if ev.Op == opStep {
+		m.step(int(ev.Arg))
+		return
+	}
+	m.streamed(ev.Arg)
+}
+
+// step issues the next hop of a whole transfer, or finishes it.
+func (m *mover) step(t int) {
+	tr := m.moves.At(t)
 	if tr.step == len(tr.hops) {
-		s.transferDone(t)
+		m.finish(t)
 		return
 	}
 	h := tr.hops[tr.step]
 	tr.step++
-	next := sim.Event{Handler: s, Op: opTransfer, Arg: int64(t)}
+	next := sim.Event{Handler: m, Op: opStep, Arg: int64(t)}
 	switch {
-	case h.link != nil:
-		h.link.Transfer(tr.bytes, next)
+	case h.Link != nil:
+		h.Link.Transfer(tr.bytes, next)
 	case tr.bytes > 0:
-		h.dev.Access(memory.Request{Addr: h.addr, Bytes: tr.bytes, Write: h.write, Done: next})
+		h.Dev.Access(memory.Request{Addr: h.Addr, Bytes: tr.bytes, Write: h.Write, Done: next})
 	default:
-		s.transferStep(t)
+		m.step(t)
 	}
 }
 
-// transferDone ends a transfer and raises its op.
-func (s *System) transferDone(t int) {
-	done := s.moves.Take(t)
-	s.Handle(sim.Event{Handler: s, Op: done.op, Arg: done.id})
+// finish ends a transfer and raises its ticket.
+func (m *mover) finish(t int) {
+	done := m.moves.Take(t)
+	m.owner.Handle(eventOf(m.owner, done.done))
 }
 
-// streamIssue starts hop h on its next chunks while it has fewer than
+// issue starts hop h on its next chunks while it has fewer than
 // streamDepth in flight and the hop before has finished them.
-func (s *System) streamIssue(t, h int) {
-	tr := s.moves.At(t)
+func (m *mover) issue(t, h int) {
+	tr := m.moves.At(t)
 	ready := tr.chunks
 	if h > 0 {
-		ready = tr.done[h-1]
+		ready = tr.finished[h-1]
 	}
-	for k := tr.started[h]; k < ready && k-tr.done[h] < streamDepth; k = tr.started[h] {
+	for k := tr.started[h]; k < ready && k-tr.finished[h] < streamDepth; k = tr.started[h] {
 		tr.started[h]++
 		bytes := min(tr.chunk, tr.bytes-k*tr.chunk)
-		next := sim.Event{Handler: s, Op: opStreamed, Arg: int64(t)*maxHops + int64(h)}
-		if x := tr.hops[h]; x.link != nil {
-			x.link.Transfer(bytes, next)
+		next := sim.Event{Handler: m, Op: opStreamed, Arg: int64(t)*maxHops + int64(h)}
+		if x := tr.hops[h]; x.Link != nil {
+			x.Link.Transfer(bytes, next)
 		} else {
-			x.dev.Access(memory.Request{Addr: x.at(k*tr.chunk, tr.chunk), Bytes: bytes, Write: x.write, Done: next})
+			x.Dev.Access(memory.Request{Addr: x.At(k*tr.chunk, tr.chunk), Bytes: bytes, Write: x.Write, Done: next})
 		}
 	}
 }
@@ -127,17 +125,17 @@ func (s *System) streamIssue(t, h int) {
 // streamed takes a chunk's end at one hop: the hop takes its next chunk,
 // the hop after takes this one, and the last chunk through the last hop
 // ends the transfer.
-func (s *System) streamed(arg int64) {
+func (m *mover) streamed(arg int64) {
 	t, h := int(arg/maxHops), int(arg%maxHops)
-	tr := s.moves.At(t)
-	tr.done[h]++
+	tr := m.moves.At(t)
+	tr.finished[h]++
 	last := len(tr.hops) - 1
-	if tr.done[last] == tr.chunks {
-		s.transferDone(t)
+	if tr.finished[last] == tr.chunks {
+		m.finish(t)
 		return
 	}
-	s.streamIssue(t, h)
+	m.issue(t, h)
 	if h < last {
-		s.streamIssue(t, h+1)
+		m.issue(t, h+1)
 	}
 }

@@ -4,29 +4,46 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kvcosim/kvcosim/hostcpu/store"
+	"github.com/kvcosim/kvcosim/memory"
+	"github.com/kvcosim/kvcosim/sim"
 )
 
-// A staging hop's chunks wrap round host memory in whole chunks; any
-// other hop's chunks lie one after the other from its address.
-func TestStagingChunksWrapRoundHostMemory(t *testing.T) {
-	const chunk = 4 << 20
-	cases := []struct {
-		name      string
-		h         hop
-		off, want int64
-	}{
-		{"a device's chunks follow its address", hop{addr: 1 << 30}, 40 * chunk, 1<<30 + 40*chunk},
-		{"inside host memory", hop{ring: 10 * chunk}, 9 * chunk, 9 * chunk},
-		{"past it, round again", hop{ring: 10 * chunk}, 10 * chunk, 0},
-		{"and on", hop{ring: 10 * chunk}, 23 * chunk, 3 * chunk},
-		{"a ring not of whole chunks keeps the whole ones", hop{ring: 10*chunk + 1}, 10 * chunk, 0},
-		{"a ring of less than a chunk has one", hop{ring: chunk / 2}, 5 * chunk, 0},
+// ends keeps the events a mover raised, with their times.
+type ends struct {
+	eng *sim.Engine
+	got []sim.Event
+	at  []sim.Time
+}
+
+func (e *ends) Handle(ev sim.Event) { e.got, e.at = append(e.got, ev), append(e.at, e.eng.Now()) }
+
+// TestStreamedTransferOverlapsItsHops: 1 MiB through a link, host memory
+// and a link ends its ticket once, whole or streamed; streamed in 64 KiB
+// chunks it overlaps the hops and ends sooner, by about two of the three
+// hops' times.
+func TestStreamedTransferOverlapsItsHops(t *testing.T) {
+	run := func(chunk int64) (sim.Time, []sim.Event) {
+		eng := sim.NewEngine(64)
+		in, err := sim.NewLink(eng, "in", sim.LinkConfig{Bandwidth: 10 * sim.GBps})
+		require.NoError(t, err)
+		out, err := sim.NewLink(eng, "out", sim.LinkConfig{Bandwidth: 10 * sim.GBps})
+		require.NoError(t, err)
+		host, err := memory.NewFlatMemory(eng, "host", 10*sim.GBps, 0)
+		require.NoError(t, err)
+		e := &ends{eng: eng}
+		m := &mover{owner: e, chunk: chunk}
+		m.start(ticket(opImported, 7), []store.Hop{{Link: in}, {Dev: host, Write: true, Ring: 256 << 10}, {Link: out}}, 1<<20)
+		eng.Run()
+		require.Len(t, e.at, 1)
+		return e.at[0], e.got
 	}
-	for _, c := range cases {
-		got := c.h.at(c.off, chunk)
-		assert.Equal(t, c.want, got, c.name)
-		if c.h.ring > 0 {
-			assert.LessOrEqual(t, got+chunk, max(c.h.ring/chunk*chunk, chunk), c.name)
-		}
-	}
+	whole, got := run(0)
+	assert.Equal(t, []sim.Event{{Handler: got[0].Handler, Op: opImported, Arg: 7}}, got, "the ticket's op and id come back")
+	streamed, _ := run(64 << 10)
+	assert.Less(t, streamed, whole)
+	hop := whole / 3
+	assert.InDelta(t, float64(hop+2*hop/16), float64(streamed), float64(hop/8), "one hop's time and two chunks' more")
 }

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"github.com/kvcosim/kvcosim/hostcpu/store"
 	"github.com/kvcosim/kvcosim/kvstore"
 	"slices"
 	"time"
@@ -215,15 +216,15 @@ func (r *Run) buildNode(i int) (*builtNode, hostcpu.Node, error) {
 		return nil, hostcpu.Node{}, err
 	}
 	kvBytes := rs.kvRoom()
-	if hostcpu.PreloadOn(rs.host) {
+	if rs.host.Mech.PreloadOn(rs.host.Run(len(rs.tiers))) {
 		kvBytes -= rs.host.Mech.PreloadBufferBytes // the read buffer
 	}
 	kv, err := accel.NewKVMemory(kvBytes, rs.host.KVBytesPerToken, rs.kvBlock)
 	if err != nil {
 		return nil, hostcpu.Node{}, err
 	}
-	hn := hostcpu.Node{Exec: n.exec, KV: kv, HostMemory: n.host, HostMemoryBytes: rs.hostMemory.CapacityBytes(),
-		ToGPU: n.gpu.HostToCard, FromGPU: n.gpu.CardToHost, Tiers: tiers}
+	hn := hostcpu.Node{Exec: n.exec, KV: kv, Node: store.Node{HostMemory: n.host, HostMemoryBytes: rs.hostMemory.CapacityBytes(),
+		ToGPU: n.gpu.HostToCard, FromGPU: n.gpu.CardToHost, Tiers: tiers}}
 	if rs.host.Design.Card {
 		if err := r.buildFPGA(i, n, &hn, tiers[0]); err != nil {
 			return nil, hostcpu.Node{}, err

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"github.com/kvcosim/kvcosim/hostcpu/store"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -32,7 +33,7 @@ func lost(res *Result) (n int) {
 }
 
 func TestEveryDesignKeepsTheStoreContract(t *testing.T) {
-	for _, name := range hostcpu.DesignNames() {
+	for _, name := range store.DesignNames() {
 		for _, drives := range []string{"storage.drives=1", "storage.drives=4", "storage.resolution=request"} {
 			t.Run(name+"/"+drives, func(t *testing.T) {
 				keepsTheStoreContract(t, name, drives)
@@ -42,7 +43,7 @@ func TestEveryDesignKeepsTheStoreContract(t *testing.T) {
 }
 
 func keepsTheStoreContract(t *testing.T, name, storage string) {
-	design, err := hostcpu.ParseDesign(name)
+	design, err := store.ParseDesign(name)
 	require.NoError(t, err)
 	res, _ := execute(t, "system.design="+name, "workload.sessions=60", "storage.capacity=unlimited",
 		"accelerator.reserve_gb=40", storage)

@@ -2,6 +2,8 @@ package scenario
 
 import (
 	"fmt"
+	"github.com/kvcosim/kvcosim/hostcpu/mech"
+	"github.com/kvcosim/kvcosim/hostcpu/store"
 	"github.com/kvcosim/kvcosim/kvstore"
 	"math"
 	"slices"
@@ -169,7 +171,7 @@ func (l *Loaded) resolve() (*resolved, error) {
 
 func (r *resolver) resolveSystem(sc *Scenario, out *resolved) {
 	s := sc.System
-	out.host.Design = pick(r, "system.design", s.Design, hostcpu.ParseDesign)
+	out.host.Design = pick(r, "system.design", s.Design, store.ParseDesign)
 	out.host.Export = pick(r, "system.export", s.Export, hostcpu.ExportPolicies.Parse)
 	r.intIn("system.nodes", int64(s.Nodes), 1, 1024)
 	out.nodes = s.Nodes
@@ -542,16 +544,16 @@ func (r *resolver) resolveStore(sc *Scenario, out *resolved) {
 	st := sc.Store
 	m := out.host.Design.Mech
 	if st.Load != "" {
-		m.Load = pick(r, "store.load", st.Load, hostcpu.LoadModes.Parse)
+		m.Load = pick(r, "store.load", st.Load, mech.LoadModes.Parse)
 	}
-	m.LoadWait = pick(r, "store.load_wait", st.LoadWait, hostcpu.LoadWaits.Parse)
+	m.LoadWait = pick(r, "store.load_wait", st.LoadWait, mech.LoadWaits.Parse)
 	if st.Save != "" {
-		m.Save = pick(r, "store.save", st.Save, hostcpu.SaveModes.Parse)
+		m.Save = pick(r, "store.save", st.Save, mech.SaveModes.Parse)
 	}
 	if st.Prefetch != "" {
-		m.Prefetch = pick(r, "store.prefetch", st.Prefetch, hostcpu.PrefetchPolicies.Parse)
+		m.Prefetch = pick(r, "store.prefetch", st.Prefetch, mech.PrefetchPolicies.Parse)
 	}
-	m.PrefetchWindowTurns = hostcpu.AutoWindow
+	m.PrefetchWindowTurns = mech.AutoWindow
 	if st.PrefetchWindow != "auto" {
 		n, err := strconv.Atoi(st.PrefetchWindow)
 		if err != nil || n < 0 || n > 1<<20 {
@@ -560,12 +562,12 @@ func (r *resolver) resolveStore(sc *Scenario, out *resolved) {
 		m.PrefetchWindowTurns = n
 	}
 	if st.Preload != "" {
-		m.Preload = pick(r, "store.preload", st.Preload, hostcpu.PreloadPolicies.Parse)
+		m.Preload = pick(r, "store.preload", st.Preload, mech.PreloadPolicies.Parse)
 	}
 	if st.Eviction != "" {
-		m.Eviction = pick(r, "store.eviction", st.Eviction, hostcpu.EvictionPolicies.Parse)
+		m.Eviction = pick(r, "store.eviction", st.Eviction, mech.EvictionPolicies.Parse)
 	}
-	m.AsyncFull = pick(r, "store.async_full", st.AsyncFull, hostcpu.FullPolicies.Parse)
+	m.AsyncFull = pick(r, "store.async_full", st.AsyncFull, mech.FullPolicies.Parse)
 	var err error
 	m.AsyncBufferBytes, err = ParseSize(st.AsyncBuffer)
 	r.check("store.async_buffer", err)
@@ -584,26 +586,14 @@ func (r *resolver) resolveStore(sc *Scenario, out *resolved) {
 		r.checkPreload(st, out) // a pre-load set for a design that stores nothing
 		return
 	}
-	if m.Load == hostcpu.LoadLayerwise && out.host.Design.Card {
-		r.fail("store.load", "layerwise is not for the %s design: its engine imports and forwards the KV within the query, before the request queues (allowed: whole)", out.host.Design)
-	}
 	if out.drives > 1 && out.functional != nil {
 		r.fail(r.culprit("storage.drives", "mode"), "functional mode keeps the stored bytes on one drive (allowed: 1)")
 	}
-	if m.Load == hostcpu.LoadLayerwise && out.functional != nil {
-		r.fail(r.culprit("store.load", "mode"), "layerwise is for timing mode: functional mode imports whole objects (allowed: whole)")
-	}
-	if !r.unset("store.prefetch_window") && m.PrefetchWindowTurns > 0 && (m.Prefetch != hostcpu.PrefetchQueue || sc.Workload.MaxConcurrency == 0) {
-		r.fail(r.culprit("store.prefetch_window", "store.prefetch", "workload.max_concurrency"),
-			"a look-ahead window needs store.prefetch: queue and a closed loop (workload.max_concurrency > 0) whose held-back turns it looks into (allowed here: auto, 0)")
-	}
-	if !r.unset("store.prefetch_window") && m.PrefetchWindowTurns > 0 && out.host.Scheme == kvstore.SchemeBlock {
-		r.fail(r.culprit("store.prefetch_window", "fpga.hashing", "system.design"),
-			"the look-ahead raises session objects; the block scheme's chunks are prefetched at their lookup only (allowed here: auto, 0)")
-	}
 	r.bufferHoldsAnObject(st.AsyncBuffer, m, out)
 	r.hostMemoryStages(st.Chunk, m, out)
-	if err := m.Validate(len(out.tiers)); err != nil {
+	run := out.host.Run(len(out.tiers))
+	run.Functional = out.functional != nil
+	if err := m.Check(run); err != nil {
 		key, msg, _ := strings.Cut(err.Error(), ": ")
 		key, _, _ = strings.Cut(key, " ")
 		keys := strings.Split(key, ",")
@@ -622,8 +612,8 @@ func (r *resolver) resolveStore(sc *Scenario, out *resolved) {
 // checkPreload refuses pre-loading set where it cannot run, and a
 // read buffer that leaves the accelerator less than one KV block.
 func (r *resolver) checkPreload(st Store, out *resolved) {
-	if !hostcpu.PreloadOn(out.host) {
-		if st.Preload != "" && out.host.Mech.Preload == hostcpu.PreloadQueue { // set, not the design's own
+	if !out.host.Mech.PreloadOn(out.host.Run(len(out.tiers))) {
+		if st.Preload != "" && out.host.Mech.Preload == mech.PreloadQueue { // set, not the design's own
 			r.fail(r.culprit("store.preload", "system.design", "fpga.hashing", "workload.max_concurrency"),
 				"queue pre-loads a CPU-run store's session objects for the turns a closed loop holds back (workload.max_concurrency > 0; not the block scheme or the fpga design) (allowed here: none)")
 		}
@@ -655,8 +645,8 @@ func (out *resolved) kvRoom() int64 {
 
 // bufferHoldsAnObject refuses an asynchronous buffer smaller than the
 // largest object a design stores.
-func (r *resolver) bufferHoldsAnObject(text string, m hostcpu.Mechanisms, out *resolved) {
-	if largest, what := out.largestObject(); m.Save == hostcpu.SaveAsync && m.AsyncBufferBytes < largest {
+func (r *resolver) bufferHoldsAnObject(text string, m mech.Mechanisms, out *resolved) {
+	if largest, what := out.largestObject(); m.Save == mech.SaveAsync && m.AsyncBufferBytes < largest {
 		r.fail(r.culprit("store.async_buffer", "accelerator.max_model_len", "fpga.block_tokens", "model"),
 			"store.async_buffer's %s is smaller than %s x %d B per token = %d B)", text, what, out.host.KVBytesPerToken, largest)
 	}
@@ -665,8 +655,8 @@ func (r *resolver) bufferHoldsAnObject(text string, m hostcpu.Mechanisms, out *r
 // hostMemoryStages refuses transfers a CPU-run store could not stage in
 // host memory (cpu.host_memory): a chunk larger than it, or, with
 // store.chunk 0, a whole object larger than it. (A streamed transfer
-// larger than host memory wraps round it, hostcpu.Node.staging.)
-func (r *resolver) hostMemoryStages(text string, m hostcpu.Mechanisms, out *resolved) {
+// larger than host memory wraps round it, store.Node.Staging.)
+func (r *resolver) hostMemoryStages(text string, m mech.Mechanisms, out *resolved) {
 	host := out.hostMemory.CapacityBytes()
 	if out.host.Design.Card {
 		return // the fpga design's transfers go peer to peer

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kvcosim/kvcosim/hostcpu"
+	"github.com/kvcosim/kvcosim/hostcpu/store"
 	_ "github.com/kvcosim/kvcosim/internal/golden"
 	"github.com/kvcosim/kvcosim/reports"
 	"github.com/kvcosim/kvcosim/workloads"
@@ -94,7 +95,7 @@ func TestResolvedScenarioRoundTrips(t *testing.T) {
 			assert.Equal(t, l.Scenario, again.Scenario, "scenario.yaml reproduces the run")
 			first, second := *l.resolved, *again.resolved
 			assert.Equal(t, first.host.Design.Name, second.host.Design.Name)
-			first.host.Design, second.host.Design = hostcpu.Design{}, hostcpu.Design{} // its store's constructor is a func: never equal
+			first.host.Design, second.host.Design = store.Design{}, store.Design{} // its store's constructor is a func: never equal
 			assert.Equal(t, first, second, "and resolves to the same")
 			assert.Equal(t, string(l.YAML()), string(again.YAML()))
 		})

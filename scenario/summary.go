@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"github.com/kvcosim/kvcosim/hostcpu"
+	"github.com/kvcosim/kvcosim/hostcpu/mech"
 	"github.com/kvcosim/kvcosim/kvstore"
 	"github.com/kvcosim/kvcosim/memory"
 	"github.com/kvcosim/kvcosim/reports"
@@ -77,7 +78,7 @@ func (res *Result) Summary() reports.Summary {
 	s.Decisions["migrations"] = c.Migrations
 	s.Evictions["device"] = c.DeviceEvictions
 	s.Store["exports"], s.Store["exports_failed"] = c.Exports, c.ExportFailed
-	if m := r.l.resolved.host.Mech; m.Prefetch != hostcpu.PrefetchNone {
+	if m := r.l.resolved.host.Mech; m.Prefetch != mech.PrefetchNone {
 		s.Store["prefetches"], s.Store["prefetch_used"], s.Store["prefetch_late"] = c.Prefetches, c.PrefetchUsed, c.PrefetchLate
 		if r.l.resolved.host.MaxConcurrency > 0 {
 			s.Store["lookahead_window"] = int64(r.sys.LookAheadTurns())
@@ -85,10 +86,10 @@ func (res *Result) Summary() reports.Summary {
 			s.Store["lookahead_wasted"] = c.LookAheadWasted
 		}
 	}
-	if hostcpu.PreloadOn(r.l.resolved.host) {
+	if rs := r.l.resolved; rs.host.Mech.PreloadOn(rs.host.Run(len(rs.tiers))) {
 		s.Store["preloads"], s.Store["preload_used"], s.Store["preload_wasted"] = c.Preloads, c.PreloadUsed, c.PreloadWasted
 	}
-	if m := r.l.resolved.host.Mech; m.Save == hostcpu.SaveAsync {
+	if m := r.l.resolved.host.Mech; m.Save == mech.SaveAsync {
 		s.Store["exports_blocked"], s.Store["exports_dropped"] = c.ExportsBlocked, c.ExportsDropped
 	}
 	k := res.Counted

@@ -2,7 +2,7 @@ package scenario
 
 import (
 	"fmt"
-	"github.com/kvcosim/kvcosim/hostcpu"
+	"github.com/kvcosim/kvcosim/hostcpu/store"
 	"strings"
 	"testing"
 
@@ -42,7 +42,7 @@ func TestTwoTierPoolRunsEndToEnd(t *testing.T) {
 // idle; it used to index a device list it had not filled), and the SSD
 // tier reports its drive writes per day against its rating.
 func TestEveryDesignTakesATierList(t *testing.T) {
-	for _, design := range hostcpu.DesignNames() {
+	for _, design := range store.DesignNames() {
 		t.Run(design, func(t *testing.T) {
 			res, _ := execute(t, "system.design="+design, "workload.sessions=20", "store.prefetch=none",
 				"storage.tiers=[{name: ssd, device: kioxia-cm6, capacity: 2TB}]")

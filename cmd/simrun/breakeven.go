@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"cmp"
 	"fmt"
+	"github.com/kvcosim/kvcosim/hostcpu/store"
 	"math"
 	"path/filepath"
 	"slices"
 	"strconv"
 
-	"github.com/kvcosim/kvcosim/hostcpu"
 	"github.com/kvcosim/kvcosim/reports"
 	"github.com/kvcosim/kvcosim/scenario"
 )
@@ -323,6 +323,6 @@ func joinWords(words []string) string {
 // hasOwnDRAMTier reports whether a design puts a DRAM tier of its own
 // above the drives.
 func hasOwnDRAMTier(design string) bool {
-	d, err := hostcpu.ParseDesign(design)
+	d, err := store.ParseDesign(design)
 	return err == nil && d.DRAMTier
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"github.com/kvcosim/kvcosim/hostcpu/store"
 	"io"
 	"math"
 	"path/filepath"
@@ -12,15 +13,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kvcosim/kvcosim/hostcpu"
-
 	"github.com/kvcosim/kvcosim/reports"
 	"github.com/kvcosim/kvcosim/scenario"
 )
 
 // studyDesigns are the designs the default study compares: every design of
 // the table, recompute (the baseline) first.
-var studyDesigns = hostcpu.DesignNames()
+var studyDesigns = store.DesignNames()
 
 // studyLoads are the offered loads of the study's latency and throughput
 // curves, as multiples of the scenario's arrival rate: up to where every

@@ -1,4 +1,4 @@
-package hostcpu
+package store
 
 import (
 	"testing"

@@ -1,4 +1,8 @@
-package hostcpu
+// Package mech holds the store mechanisms a storing design uses (how KV
+// is loaded, saved, prefetched, pre-loaded and evicted, and how transfers
+// stream), their scenario names, and the one statement of what each needs
+// of the others and of the run.
+package mech
 
 import (
 	"fmt"
@@ -129,7 +133,7 @@ const (
 	// PreloadQueue moves the top-tier objects of a closed loop's
 	// held-back turns, in queue order, into a read buffer in the
 	// accelerator's memory before they are let in (CachedAttention's
-	// layer-wise pre-loading, preload.go).
+	// layer-wise pre-loading, hostcpu/preload.go).
 	PreloadQueue
 )
 
@@ -172,7 +176,7 @@ type Mechanisms struct {
 	Prefetch PrefetchPolicy
 	// PrefetchWindowTurns is how many of a closed loop's held-back turns
 	// PrefetchQueue looks ahead into (0: none); AutoWindow sizes the window
-	// by the top tier and the objects stored (lookahead.go).
+	// by the top tier and the objects stored (hostcpu/lookahead.go).
 	PrefetchWindowTurns int
 	// Preload and PreloadBufferBytes: whether held-back turns' KV is
 	// pre-loaded, into a read buffer of how many bytes per node.
@@ -194,16 +198,41 @@ type Mechanisms struct {
 	Layout kvstore.Layout
 }
 
-// Validate checks the mechanisms against each other and the number of the
-// store's tiers; each error begins with the key to blame (or the keys,
-// comma-separated: the first of them the user set is blamed).
-func (m Mechanisms) Validate(tiers int) error {
+// Run is what the mechanisms' preconditions read of the run beside the
+// mechanisms themselves.
+type Run struct {
+	// Design is the design's name; Card: it runs the store on the FPGA
+	// card; CPUStore: the host's CPU runs it (a storing design without a
+	// card).
+	Design         string
+	Card, CPUStore bool
+	// ClosedLoop: workload.max_concurrency > 0; Blocks: the store keys
+	// blocks (the block scheme), not session objects; Functional: the run
+	// moves real bytes.
+	ClosedLoop, Blocks, Functional bool
+	// Tiers counts the store's tiers.
+	Tiers int
+}
+
+// Check is the one statement of what each mechanism needs of the others
+// and of the run; the scenario's resolver and the System both ask it.
+// Each error begins with the key to blame (or the keys, comma-separated:
+// the first of them the user set is blamed).
+func (m Mechanisms) Check(r Run) error {
 	switch {
+	case m.Load == LoadLayerwise && r.Card:
+		return fmt.Errorf("store.load: layerwise is not for the %s design: its engine imports and forwards the KV within the query, before the request queues (allowed: whole)", r.Design)
+	case m.Load == LoadLayerwise && r.Functional:
+		return fmt.Errorf("store.load,mode: layerwise is for timing mode: functional mode imports whole objects (allowed: whole)")
+	case m.PrefetchWindowTurns > 0 && (m.Prefetch != PrefetchQueue || !r.ClosedLoop):
+		return fmt.Errorf("store.prefetch_window,store.prefetch,workload.max_concurrency: a look-ahead window needs store.prefetch: queue and a closed loop (workload.max_concurrency > 0) whose held-back turns it looks into (allowed here: auto, 0)")
+	case m.PrefetchWindowTurns > 0 && r.Blocks:
+		return fmt.Errorf("store.prefetch_window,fpga.hashing,system.design: the look-ahead raises session objects; the block scheme's chunks are prefetched at their lookup only (allowed here: auto, 0)")
 	case m.Load == LoadLayerwise && m.Layout == kvstore.LayoutTokenMajor:
 		return fmt.Errorf("store.load,fpga.layout: layerwise needs each layer's K and V apart from the others' (fpga.layout: claim9 or layer-major), not token-major")
 	case m.LoadWait == LoadWaitRequest && m.Load == LoadWhole:
 		return fmt.Errorf("store.load_wait,store.load: request needs store.load: layerwise (a whole load ends before the request queues); allowed here: batch")
-	case m.Prefetch == PrefetchQueue && tiers < 2:
+	case m.Prefetch == PrefetchQueue && r.Tiers < 2:
 		return fmt.Errorf("store.prefetch,storage.tiers,store.dram_tier,system.design: queue needs a tier above the one the KV is stored in (storage.tiers, or a design with a DRAM tier); allowed here: none")
 	case m.Prefetch == PrefetchQueue && m.Load == LoadWhole:
 		return fmt.Errorf("store.prefetch,store.load: queue needs store.load: layerwise (a whole load starts when the lookup ends: there is no wait to prefetch in); allowed here: none")
@@ -221,6 +250,20 @@ func (m Mechanisms) Validate(tiers int) error {
 	return nil
 }
 
+// PreloadOn reports whether a run pre-loads, and so sets a read buffer
+// aside in each accelerator's memory: store.preload: queue, in a closed
+// loop, for a design whose CPU runs a store of session objects and loads
+// them layer by layer.
+func (m Mechanisms) PreloadOn(r Run) bool {
+	return m.Preload == PreloadQueue && m.Load == LoadLayerwise && r.ClosedLoop && !r.Blocks && r.CPUStore
+}
+
+// LookAheadOn reports whether the closed loop looks ahead: queue prefetch
+// of session objects by a CPU-run store over two tiers or more.
+func (m Mechanisms) LookAheadOn(r Run) bool {
+	return m.Prefetch == PrefetchQueue && r.ClosedLoop && !r.Blocks && r.CPUStore && r.Tiers >= 2
+}
+
 // MinChunkBytes is the smallest store.chunk: 64 KiB, a sixteenth of the
 // smallest chunk a serving system streams in (LMCache's 256-token chunks
 // are megabytes of KV; docs/scenario.md). Below it a run makes an event per
@@ -232,11 +275,11 @@ const MinChunkBytes = 64 << 10
 // top tier.
 const AutoWindow = -1
 
-// firstLayerShare is the share of a whole-object read, in address order,
+// FirstLayerShare is the share of a whole-object read, in address order,
 // after which layer 0's K and V have landed: with layer-major objects the
 // first 1/L, with claim 9's (every layer's K, then every layer's V) half
 // and 1/(2L), with token-major ones all of it.
-func firstLayerShare(l kvstore.Layout, layers int64) (num, den int64) {
+func FirstLayerShare(l kvstore.Layout, layers int64) (num, den int64) {
 	switch l {
 	case kvstore.LayoutLayerMajor:
 		return 1, layers

@@ -1,9 +1,4 @@
-package hostcpu
-
-import (
-	"github.com/kvcosim/kvcosim/kvstore"
-	"github.com/kvcosim/kvcosim/sim"
-)
+package store
 
 // cachedAttentionStore is CachedAttention's AttentionStore (Gao et al.,
 // USENIX ATC 2024): a CPU-run store of whole-session KV objects in host
@@ -13,12 +8,11 @@ import (
 // moves as the cpu design moves it.
 type cachedAttentionStore struct{ cpuStore }
 
-func newCachedAttentionStore(s *System) Store { return cachedAttentionStore{cpuStore{s}} }
+func newCachedAttention(h Host, p Params) Store { return cachedAttentionStore{cpuStore{h, p}} }
 
 // Query finds the session's object by its id: a core walks the index (one
 // host-memory access per bucket and chain hop) and hashes no tokens.
-func (st cachedAttentionStore) Query(slot int) {
-	st.s.lookUp(slot, func(_ *request, found kvstore.Found) sim.Time {
-		return sim.MulTime(int64(found.Hops+found.BucketReads+1), st.s.cfg.HostAccessLatency)
-	})
+func (st cachedAttentionStore) Query(t Ticket, l Lookup) {
+	found := st.find(t, l)
+	st.h.Compute(l.Node, st.walk(found.Hops+found.BucketReads+1), t)
 }
