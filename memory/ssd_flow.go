@@ -43,6 +43,22 @@ import (
 // TestRequestResolutionWithinBound holds it against the page level on
 // export streams, import streams and mixes, and docs/memory.md states the
 // bound.
+type requestDrive struct {
+	*ssdBase
+	// writesDone holds write completions, which come in time order
+	writesDone *sim.Lane
+	flow       flowDrive
+}
+
+var _ Device = (*requestDrive)(nil)
+
+func newRequestDrive(base *ssdBase) *requestDrive {
+	return &requestDrive{ssdBase: base, writesDone: sim.NewLane(base.eng, base.cfg.Name+".writes"), flow: newFlowDrive(base.cfg)}
+}
+
+// flowDrive is the request resolution's state: the drive's rates, when
+// each server is next free, the write stream's spans and the outstanding
+// requests.
 type flowDrive struct {
 	program, sense, readChannels sim.Bandwidth
 	// programIdle and programBusy are a page's time from arrival, and from
@@ -102,8 +118,8 @@ func flowRate(bytes int64, t sim.Time, limit sim.Bandwidth) sim.Bandwidth {
 	return limit
 }
 
-// flowAccess works request r out at the request level and raises its end.
-func (s *SSD) flowAccess(r Request) {
+// Access works request r out at the request level and raises its end.
+func (s *requestDrive) Access(r Request) {
 	f, now, whole := &s.flow, s.eng.Now(), r
 	// a write longer than half the buffer is gated by its own releases: it
 	// goes in pieces of whole commands, one event for the last; a piece is
@@ -137,16 +153,6 @@ func (s *SSD) flowAccess(r Request) {
 		s.eng.Schedule(end, ev)
 	}
 	f.slots.add(flowOut{end: end, cmds: n}, int64(s.cfg.QueueDepthMax), now)
-}
-
-// commands returns how many commands a request of bytes makes.
-func (s *SSD) commands(bytes int64) int64 { return (bytes + s.cfg.MaxIOBytes - 1) / s.cfg.MaxIOBytes }
-
-// commandSizes returns a request's commands and the bytes of its first and
-// of its last.
-func (s *SSD) commandSizes(bytes int64) (n, first, last int64) {
-	n = s.commands(bytes)
-	return n, min(bytes, s.cfg.MaxIOBytes), bytes - (n-1)*s.cfg.MaxIOBytes
 }
 
 // flowSlots holds the outstanding requests' commands for the queue slots,
@@ -226,7 +232,7 @@ func (q *flowOuts) Pop() any {
 
 // flowController returns when a request of n commands issued at issue has
 // its first and its last command through the controller.
-func (s *SSD) flowController(issue sim.Time, n int64) (first, last sim.Time) {
+func (s *requestDrive) flowController(issue sim.Time, n int64) (first, last sim.Time) {
 	f, c := &s.flow, s.cfg
 	start := max(issue, f.ctrlFree)
 	f.ctrlFree = start + sim.MulTime(n, c.CommandTime)/sim.Time(c.ControllerCores)
@@ -235,7 +241,7 @@ func (s *SSD) flowController(issue sim.Time, n int64) (first, last sim.Time) {
 
 // flowWrite works out write r and returns its end: the last command's data
 // has crossed the link and been acknowledged.
-func (s *SSD) flowWrite(now sim.Time, r Request, issue sim.Time) sim.Time {
+func (s *requestDrive) flowWrite(now sim.Time, r Request, issue sim.Time) sim.Time {
 	f, c := &s.flow, s.cfg
 	n, firstBytes, lastBytes := s.commandSizes(r.Bytes)
 	ctrlFirst, ctrlLast := s.flowController(issue, n)
@@ -312,7 +318,7 @@ func (f *flowDrive) spanAfter(y int64) int {
 // free after its latest page, and the write pointer stripes the stream's
 // pages over the planes in turn, so the latest page on the read's run of
 // planes is the stream's latest but the distance back to the run.
-func (s *SSD) planesFree(addr, bytes int64, t sim.Time) sim.Time {
+func (s *requestDrive) planesFree(addr, bytes int64, t sim.Time) sim.Time {
 	f, page, planes := &s.flow, s.cfg.PageBytes, int64(s.cfg.Planes())
 	arrived := f.arrivedBy(t) / page
 	if arrived == 0 {
@@ -366,7 +372,7 @@ func (f *flowDrive) programmedAt(x int64) sim.Time {
 // whose planes are still programming then ends no earlier than that wait
 // allows, without holding up the reads behind it (their data goes first
 // on the channels and the link, as it does page by page).
-func (s *SSD) flowRead(r Request, issue sim.Time) sim.Time {
+func (s *requestDrive) flowRead(r Request, issue sim.Time) sim.Time {
 	f, c := &s.flow, s.cfg
 	n, firstBytes, lastBytes := s.commandSizes(r.Bytes)
 	ctrlFirst, ctrlLast := s.flowController(issue, n)
@@ -394,9 +400,10 @@ func flowStream(link *sim.Link, first, last sim.Time, bytes, lastBytes int64) (l
 	return lastStart, link.TransferFrom(lastStart+lastWire-whole, bytes, sim.Event{})
 }
 
-// flowDone ends a request worked out at the request level.
-func (s *SSD) flowDone(slot int) {
-	d := s.flow.reqs.Take(slot)
+// Handle ends a request worked out at the request level (opSSDFlowDone,
+// its one event).
+func (s *requestDrive) Handle(ev sim.Event) {
+	d := s.flow.reqs.Take(int(ev.Arg))
 	s.count(d.req, d.cmds, d.start)
-	s.raise(ssdCmd{req: d.req, start: d.start, parent: -1})
+	s.finish(d.req, d.start)
 }

@@ -274,7 +274,7 @@ func TestRequestResolutionAdmitsIntoFreedSpace(t *testing.T) {
 			}
 			s, ends, _ := runSSDWorkload(t, cfg, at, reqs)
 			require.Len(t, ends, n)
-			f, link := &s.flow, s.host.HostToCard.Config()
+			f, link := &s.drive.(*requestDrive).flow, s.host.HostToCard.Config()
 			var spans []flowSpan
 			for i := range f.spans.Len() {
 				spans = append(spans, f.spans.At(i))

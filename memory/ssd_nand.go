@@ -12,7 +12,7 @@ import (
 // channel (free = max(sensed, free) + transfer). Consecutive pages stripe
 // over channels, then dies, then planes, so page p is on stripe position
 // p mod Planes and channel position mod Channels: the loop walks both.
-func (s *SSD) readPages(addr, bytes int64, now sim.Time) sim.Time {
+func (s *pageDrive) readPages(addr, bytes int64, now sim.Time) sim.Time {
 	p, c := &s.planes, &s.channels
 	c.settle()
 	page, tR := s.cfg.PageBytes, s.cfg.ReadTime
@@ -77,7 +77,7 @@ func (s *SSD) readPages(addr, bytes int64, now sim.Time) sim.Time {
 // its last page arrives (at the latest a round of page times per page a
 // channel carries after the latest channel's start) touches no plane
 // (busyWrite): on idle channels, and on channels a read keeps busy.
-func (s *SSD) stripePages(now sim.Time, n int64) sim.Time {
+func (s *pageDrive) stripePages(now sim.Time, n int64) sim.Time {
 	first := s.planes.pos
 	rounds := (n + int64(len(s.channels.free)) - 1) / int64(len(s.channels.free))
 	var last sim.Time
@@ -107,7 +107,7 @@ func (s *SSD) stripePages(now sim.Time, n int64) sim.Time {
 // other as it goes: the last write of a position comes after the last
 // write of the one before it, but for the pairs at the two ends, which
 // are set from the planes once the pointer has moved.
-func (s *SSD) programPages(n int, base sim.Time, start []sim.Time) sim.Time {
+func (s *pageDrive) programPages(n int, base sim.Time, start []sim.Time) sim.Time {
 	p := &s.planes
 	planes, prog, xfer := p.base, p.prog, s.channels.xfer
 	var last, prevDone sim.Time

@@ -72,7 +72,7 @@ func (p *nandPlanes) free() []sim.Time {
 
 // settled returns the channels' free times with any owed write written
 // out, leaving s as it was.
-func settled(s *SSD) []sim.Time {
+func settled(s *pageDrive) []sim.Time {
 	c := s.channels
 	c.free, c.start = slices.Clone(c.free), slices.Clone(c.start)
 	c.settle()
@@ -92,8 +92,9 @@ func TestNANDMatchesPageByPage(t *testing.T) {
 		require.NoError(t, err)
 		for trial := range 40 {
 			eng := sim.NewEngine(8)
-			got, err := NewSSD(eng, cfg)
+			drive, err := NewSSD(eng, cfg)
 			require.NoError(t, err)
+			got := drive.page()
 			got.planes.advance(r.IntN(cfg.Planes()))
 			for q := range got.planes.pos {
 				got.planes.base[q] = -got.planes.prog // no write yet
