@@ -95,6 +95,8 @@ func (c *controller) restore(p *ctrlSnapshot) {
 type nandSnapshot struct {
 	planes   nandPlanes
 	chanFree []sim.Time
+	gapFrom  []sim.Time
+	gapTo    []sim.Time
 	idleAt   sim.Time
 	owed     owedWrite
 }
@@ -116,16 +118,21 @@ func (s *pageDrive) restore(p *ssdSnapshot) {
 
 func (s *pageDrive) saveNAND(p *nandSnapshot) {
 	p.planes.base, p.planes.desc = append(p.planes.base[:0], s.planes.base...), append(p.planes.desc[:0], s.planes.desc...)
+	p.planes.chain = append(p.planes.chain[:0], s.planes.chain...)
 	p.planes.lap, p.planes.pos = s.planes.lap, s.planes.pos
 	p.chanFree = append(p.chanFree[:0], s.channels.free...)
+	p.gapFrom, p.gapTo = append(p.gapFrom[:0], s.channels.gapFrom...), append(p.gapTo[:0], s.channels.gapTo...)
 	p.idleAt, p.owed = s.channels.idleAt, s.channels.owed
 }
 
 func (s *pageDrive) restoreNAND(p *nandSnapshot) {
 	copy(s.planes.base, p.planes.base)
 	copy(s.planes.desc, p.planes.desc)
+	copy(s.planes.chain, p.planes.chain)
 	s.planes.lap, s.planes.pos = p.planes.lap, p.planes.pos
 	copy(s.channels.free, p.chanFree)
+	copy(s.channels.gapFrom, p.gapFrom)
+	copy(s.channels.gapTo, p.gapTo)
 	s.channels.idleAt, s.channels.owed = p.idleAt, p.owed
 }
 

@@ -30,19 +30,21 @@ import (
 //	           idle array, and on a busy one half a stripe's time after the
 //	           clock passes it (a page waits for its plane's previous
 //	           program; on average half a round of the stripe)
-//	reads      sense once their planes have programmed the pages that reached
-//	           the card before them, then stream at min(planes x page / tR,
-//	           channels x channel rate) and cross the link card to host
+//	reads      go before queued programs: sense once the programs in
+//	           progress on their planes end (an average part of tPROG, no
+//	           later than their planes' latest programs), then stream at
+//	           min(planes x page / tR, channels x channel rate) and cross
+//	           the link card to host
 //
 // A request costs one event, its end. What it gives up against the page
 // level: plane-by-plane and channel-by-channel detail (a read waits for
-// its planes' latest programs, worked out from the write pointer, not for
-// each plane's queue), a request's
-// commands counted outstanding until its last ends, and a request's link
-// transfer as one reservation (the link counts one transfer a request).
-// TestRequestResolutionWithinBound holds it against the page level on
-// export streams, import streams and mixes, and docs/memory.md states the
-// bound.
+// the programs in progress on its planes on average, worked out from the
+// write pointer, not for each plane's), a request's commands counted
+// outstanding until its last ends, and a request's link transfer as one
+// reservation (the link counts one transfer a request).
+// TestRequestResolutionWithinBound holds it against the page level, and
+// TestResolutionsAgainstReference both against a reference, in every
+// regime of driveRegimes; docs/memory.md states the bounds.
 type requestDrive struct {
 	*ssdBase
 	// writesDone holds write completions, which come in time order
@@ -66,6 +68,10 @@ type flowDrive struct {
 	programIdle, programBusy sim.Time
 	pageRead                 sim.Time // tR plus a page's channel transfer
 	stripe                   int64    // bytes of a page on every plane
+	// tProg is a page's program time (write amplification included), the
+	// longest a read waits on a plane (read priority); senseStripe is a
+	// stripe's sensing, spread over the planes
+	tProg, senseStripe sim.Time
 
 	ctrlFree, nandClock, readFree, lastAdmit sim.Time
 	written                                  int64              // bytes of writes admitted so far
@@ -104,7 +110,7 @@ func newFlowDrive(c SSDConfig) flowDrive {
 	sense := flowRate(stripe, c.ReadTime, channels)
 	return flowDrive{program: program, sense: sense, readChannels: channels,
 		programIdle: xfer + tProg, programBusy: xfer + max(0, tProg-program.TransferTime(stripe)/2),
-		pageRead: c.ReadTime + c.ChannelBandwidth.TransferTime(c.PageBytes), stripe: stripe,
+		pageRead: c.ReadTime + c.ChannelBandwidth.TransferTime(c.PageBytes), stripe: stripe, tProg: tProg, senseStripe: c.ReadTime,
 		slots: flowSlots{rest: flowOuts{latest: true}}}
 }
 
@@ -339,6 +345,20 @@ func (s *requestDrive) planesFree(addr, bytes int64, t sim.Time) sim.Time {
 	return f.programmedAt((arrived - back) * page)
 }
 
+// programInProgress returns how long a read of bytes from addr waits, at
+// most, for the programs in progress on its planes: reads go before queued
+// programs (read priority, docs/memory.md), so on a busy array a page
+// waits for the rest of its plane's program. The write pointer gives
+// consecutive planes their pages one after the other, so their programs
+// end in turn: the rest on the read's first plane is a uniform part of
+// tPROG, half of it on average, and the last of its n planes ends n/planes
+// of a tPROG after it, so the read waits (1 + n/planes)/2 of a tPROG.
+func (s *requestDrive) programInProgress(addr, bytes int64) sim.Time {
+	page, planes := s.cfg.PageBytes, int64(s.cfg.Planes())
+	n := min((addr+bytes-1)/page-addr/page+1, planes)
+	return sim.Interpolate(0, s.flow.tProg, planes+n, 2*planes)
+}
+
 // arrivedBy returns how many bytes of the write stream had reached the card
 // by t. The spans' arrivals increase (one link carries them in turn), so
 // the last span whose first byte has arrived is found by bisection.
@@ -376,9 +396,9 @@ func (s *requestDrive) flowRead(r Request, issue sim.Time) sim.Time {
 	f, c := &s.flow, s.cfg
 	n, firstBytes, lastBytes := s.commandSizes(r.Bytes)
 	ctrlFirst, ctrlLast := s.flowController(issue, n)
-	wait := max(0, s.planesFree(r.Addr, r.Bytes, ctrlFirst)-ctrlFirst)
-	if f.nandClock > ctrlFirst { // a busy array's backlog grows by the read's sensing
-		f.nandClock += f.sense.TransferTime(r.Bytes)
+	wait := min(max(0, s.planesFree(r.Addr, r.Bytes, ctrlFirst)-ctrlFirst), s.programInProgress(r.Addr, r.Bytes))
+	if f.nandClock > ctrlFirst { // a busy array's backlog grows by the read's sensing on its planes
+		f.nandClock += sim.MulTime(r.Bytes, f.senseStripe) / sim.Time(f.stripe)
 	}
 	f.readFree = max(ctrlFirst, f.readFree) + f.readChannels.TransferTime(r.Bytes)
 	readyFirst := ctrlFirst + f.pageRead + f.readChannels.TransferTime(firstBytes) + c.ReadOverhead
