@@ -3,6 +3,7 @@ package memory
 import (
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/kvcosim/kvcosim/sim"
@@ -319,4 +320,31 @@ func TestResolutionsAgainstReference(t *testing.T) {
 			})
 		}
 	})
+}
+
+// TestReferenceDrive checks the reference by hand on the tiny drive (two
+// planes on two channels, tR 10 us, tPROG 100 us): an idle read costs
+// what its stages add up to, as at the page level; a read of a plane with
+// eight programs queued waits for the one in progress only (read
+// priority), where first come first served would wait for all eight.
+func TestReferenceDrive(t *testing.T) {
+	cfg := tinySSD()
+	cfg.WriteBufferBytes = 64 << 10
+	link := cfg.Host.linkConfig(cfg.Host.CardToHost)
+	fixed := cfg.CommandTime + cfg.ReadTime + cfg.ChannelBandwidth.TransferTime(4096) + cfg.ReadOverhead + link.WireTime(4096) + link.Latency
+
+	idle := runRefDrive(cfg, []sim.Time{0}, []Request{{Addr: 0, Bytes: 4096}})
+	_, page, _ := runSSDWorkload(t, cfg, []sim.Time{0}, []Request{{Addr: 0, Bytes: 4096}})
+	assert.Equal(t, fixed, idle[0], "an idle read")
+	assert.Equal(t, page[0], idle[0], "as at the page level")
+
+	readAt := 250 * sim.Microsecond // plane 0 is programming its third page of eight
+	at := []sim.Time{0, readAt}
+	reqs := []Request{{Addr: 1 << 20, Bytes: 64 << 10, Write: true}, {Addr: 0, Bytes: 4096}}
+	behind := runRefDrive(cfg, at, reqs)
+	require.Len(t, behind, 2)
+	wait := behind[1] - readAt - fixed
+	t.Logf("the read waits %v for plane 0", wait)
+	assert.Positive(t, wait, "plane 0 is busy")
+	assert.Less(t, wait, cfg.ProgramTime, "no longer than the program in progress")
 }
