@@ -6,81 +6,33 @@ import (
 	"github.com/kvcosim/kvcosim/sim"
 )
 
-// SSD is an NVMe SSD. A command waits for a queue slot, occupies a
-// controller core, then:
-//   - a read reserves, for every page it touches, the page's plane for tR
-//     and then the plane's NAND channel for the transfer; after the read
-//     overhead its data crosses the host link (card to host);
-//   - a write reserves write-buffer space (waiting if the buffer is full),
-//     its data crosses the host link (host to card), and it is acknowledged
-//     after the write overhead; the buffer drains a page at a time to the
-//     next plane of a striped write pointer (channel transfer, then tPROG,
-//     both times the write amplification), freeing the page's space.
-//
-// Resources are reserved first come first served (each plane and channel
-// keeps the time it is next free), so a command costs a few events however
-// many pages it touches.
+// SSD is an NVMe SSD: a host link, a controller, a NAND array and a DRAM
+// write buffer, worked out at the resolution its configuration names. The
+// resolutions are separate models of the one drive behind the Device
+// interface: pageDrive command by command and page by page (ssd_page.go,
+// the default), requestDrive a request at once from the drive's rates
+// (ssd_flow.go). Both share ssdBase: the configuration, the host link and
+// the counting of traffic and latency.
 type SSD struct {
+	*ssdBase
+	drive Device // *pageDrive or *requestDrive
+}
+
+// ssdBase is what every resolution of the drive shares: its configuration
+// and host link, the totals and latencies of the requests it has
+// completed, and when its write buffer has drained.
+type ssdBase struct {
 	deviceStore
 	eng  *sim.Engine
 	cfg  SSDConfig
 	host *PCIe
-	// ctrl holds the controller's cores; its completions, in time order,
-	// are the lane ctrlDone
-	ctrl     controller
-	ctrlDone *sim.Lane
-
-	// planes are indexed by stripe position (page p is on position p mod
-	// Planes) and hold the striped write pointer
-	planes   nandPlanes
-	channels nandChannels
-	cmds     sim.Slots[ssdCmd]
-	// writesDone holds write completions, which come in time order
-	writesDone *sim.Lane
-	// arrivals holds the writes' arrivals at the card, at PriorityEarly:
-	// at a tie a write programs its pages before a read senses
-	arrivals *sim.Lane
-	// pendingReleases are the buffer releases not yet applied, in time
-	// order (see program), each at its reserved key: they are applied when
-	// the buffer is next looked at, and one is raised as an event only
-	// while writes wait for space (waking); lastRelease is the latest
-	pendingReleases sim.FIFO[release]
-	lastRelease     sim.Time
-	waking          bool
-	run             writeRun  // the closed-form path of writes (ssd_fast.go)
-	flow            flowDrive // the request-level resolution (ssd_flow.go)
-	readRun         readRun   // and of reads (ssd_readrun.go)
-	splits          sim.Slots[split]
-	waiting         sim.FIFO[waiter] // commands beyond the queue depth
-	inFlight        int
-
-	bufferUsed   int64
-	bufferWait   sim.FIFO[int] // writes waiting for buffer space
-	pendingBytes int64         // buffered bytes not yet making a whole page
-	// lastAdmit is the latest write's admission, and ahead the pending
-	// releases booking has counted (ssd_booked.go)
-	lastAdmit sim.Time
-	ahead     aheadReleases
+	// lastRelease is when the last buffered byte known is programmed
+	// (Traffic.DrainedAt)
+	lastRelease sim.Time
 
 	reads, writes             sim.Counter
 	bytesRead, bytesWritten   sim.Counter
 	readLatency, writeLatency *sim.Distribution
-}
-
-type ssdCmd struct {
-	req     Request
-	start   sim.Time
-	ctrl    sim.Time // when a write leaves the controller (booked admission)
-	floored bool     // the small-I/O floor has been applied
-	parent  int      // the split request it is part of, or -1
-}
-
-// split is a request longer than MaxIOBytes, done with its last command:
-// left commands to complete, rest the bytes not yet made into commands.
-type split struct {
-	left  int
-	rest  Request
-	start sim.Time
 }
 
 // The SSD's events.
@@ -95,7 +47,7 @@ const (
 	opSSDFlowDone
 )
 
-// NewSSD validates cfg and builds the drive.
+// NewSSD validates cfg and builds the drive at its resolution.
 func NewSSD(eng *sim.Engine, cfg SSDConfig) (*SSD, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -104,279 +56,47 @@ func NewSSD(eng *sim.Engine, cfg SSDConfig) (*SSD, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &SSD{eng: eng, cfg: cfg, host: host,
-		ctrl:        controller{free: make([]sim.Time, cfg.ControllerCores), service: cfg.CommandTime},
-		ctrlDone:    sim.NewLane(eng, cfg.Name+".controller"),
-		planes:      newNANDPlanes(cfg),
-		channels:    newNANDChannels(cfg),
-		writesDone:  sim.NewLane(eng, cfg.Name+".writes"),
-		arrivals:    sim.NewLaneP(eng, cfg.Name+".arrivals", sim.PriorityEarly),
-		readLatency: sim.NewDistribution(), writeLatency: sim.NewDistribution()}
+	base := &ssdBase{eng: eng, cfg: cfg, host: host, readLatency: sim.NewDistribution(), writeLatency: sim.NewDistribution()}
 	if cfg.Resolution == ResolutionRequest {
-		s.flow = newFlowDrive(cfg)
+		return &SSD{ssdBase: base, drive: newRequestDrive(base)}, nil
 	}
-	return s, nil
+	return &SSD{ssdBase: base, drive: newPageDrive(base)}, nil
 }
 
 // Config returns the drive's configuration.
-func (s *SSD) Config() SSDConfig { return s.cfg }
+func (s *ssdBase) Config() SSDConfig { return s.cfg }
 
 // AttachStore gives the drive a byte store for functional mode (blocks of
 // blockBytes; unwritten bytes read as zeros with zeroFill) and returns it.
-func (s *SSD) AttachStore(blockBytes int64, zeroFill bool) (*ByteStore, error) {
+func (s *ssdBase) AttachStore(blockBytes int64, zeroFill bool) (*ByteStore, error) {
 	return s.attach(s.cfg.Name, s.cfg.CapacityBytes, blockBytes, zeroFill)
 }
 
-// Access submits a read or write; one longer than MaxIOBytes goes as
-// several commands, made one at a time as queue slots free (a long export
-// holds one entry while it waits, not thousands). A write that finds the
-// drive idle, and the writes that follow it, run in closed form until a
-// read arrives (ssd_fast.go); a read that finds it idle, and the reads
-// that follow, until a write arrives (ssd_readrun.go). A range outside the
-// drive is a programming error.
+// Access submits a read or write to the drive's resolution. A range
+// outside the drive is a programming error.
 func (s *SSD) Access(r Request) {
 	if r.Bytes <= 0 || r.Addr < 0 || r.Addr+r.Bytes > s.cfg.CapacityBytes {
 		panic(fmt.Sprintf("memory: %s at %v: access [%d, %d) outside the drive's %d bytes",
 			s.cfg.Name, s.eng.Now(), r.Addr, r.Addr+r.Bytes, s.cfg.CapacityBytes))
 	}
-	if s.cfg.Resolution == ResolutionRequest {
-		s.flowAccess(r)
-		return
-	}
-	if s.fastWrite(r) || s.fastRead(r) {
-		return
-	}
-	if s.run.active {
-		s.handOver()
-	}
-	if s.readRun.active {
-		s.handOverReads()
-	}
-	if r.Bytes <= s.cfg.MaxIOBytes {
-		s.waiting.Push(waiter{slot: s.cmds.Put(ssdCmd{req: r, start: s.eng.Now(), parent: -1})})
-	} else {
-		n := (r.Bytes + s.cfg.MaxIOBytes - 1) / s.cfg.MaxIOBytes
-		s.waiting.Push(waiter{slot: s.splits.Put(split{left: int(n), rest: r, start: s.eng.Now()}), split: true})
-	}
-	s.startWaiting()
+	s.drive.Access(r)
 }
 
-// waiter is a command, or the rest of a split request, waiting for a
-// queue slot.
-type waiter struct {
-	slot  int
-	split bool
+// commands returns how many commands a request of bytes makes.
+func (s *ssdBase) commands(bytes int64) int64 {
+	return (bytes + s.cfg.MaxIOBytes - 1) / s.cfg.MaxIOBytes
 }
 
-// startWaiting starts waiting commands, in order, while queue slots are
-// free.
-func (s *SSD) startWaiting() {
-	for s.inFlight < s.cfg.QueueDepthMax && s.waiting.Len() > 0 {
-		w := s.waiting.Peek()
-		if !w.split {
-			s.waiting.Pop()
-			s.start(w.slot)
-			continue
-		}
-		p := s.splits.At(w.slot)
-		part := p.rest
-		part.Bytes = min(s.cfg.MaxIOBytes, p.rest.Bytes)
-		if p.rest.Addr, p.rest.Bytes = p.rest.Addr+part.Bytes, p.rest.Bytes-part.Bytes; p.rest.Bytes == 0 {
-			s.waiting.Pop()
-		}
-		s.start(s.cmds.Put(ssdCmd{req: part, start: p.start, parent: w.slot}))
-	}
-}
-
-func (s *SSD) start(slot int) {
-	s.inFlight++
-	ctrl := s.ctrl.submit(s.eng.Now())
-	if c := s.cmds.At(slot); c.req.Write && s.booking() {
-		c.ctrl = ctrl
-		s.admitWrite(slot)
-		return
-	}
-	s.ctrlDone.Schedule(ctrl, sim.Event{Handler: s, Op: opSSDControllerDone, Arg: int64(slot)})
-}
-
-// controller is ControllerCores cores in front of one FIFO queue, every
-// command taking CommandTime: the i-th command starts when it arrives or
-// when the (i-cores)-th ends, whichever is later, so completions come in
-// order and the cores are a ring of end times.
-type controller struct {
-	free    []sim.Time // free[next] is the end of the command cores ago
-	next    int
-	service sim.Time
-}
-
-// submit takes a command arriving at now and returns when it is done.
-func (c *controller) submit(now sim.Time) sim.Time {
-	done := max(now, c.free[c.next]) + c.service
-	c.free[c.next] = done
-	if c.next++; c.next == len(c.free) {
-		c.next = 0
-	}
-	return done
-}
-
-// Handle advances a command through its stages.
-func (s *SSD) Handle(ev sim.Event) {
-	slot := int(ev.Arg)
-	switch ev.Op {
-	case opSSDControllerDone:
-		if s.cmds.At(slot).req.Write { // stage by stage: booking raises no controller event
-			s.admitWrite(slot)
-		} else {
-			s.readFlash(slot)
-		}
-	case opSSDDataReady:
-		s.host.CardToHost.Transfer(s.cmds.At(slot).req.Bytes, sim.Event{Handler: s, Op: opSSDComplete, Arg: ev.Arg})
-	case opSSDWriteArrived:
-		if at, bytes, ok := s.program(s.eng.Now(), s.cmds.At(slot).req.Bytes); ok {
-			s.scheduleRelease(at, bytes)
-		}
-		s.writesDone.Schedule(s.eng.Now()+s.cfg.WriteOverhead, sim.Event{Handler: s, Op: opSSDComplete, Arg: ev.Arg})
-	case opSSDComplete:
-		s.complete(slot)
-	case opSSDRunEnd:
-		s.runEnd(ev.Arg)
-	case opSSDReadEnd:
-		s.readEnd(ev.Arg)
-	case opSSDFlowDone:
-		s.flowDone(slot)
-	case opSSDRelease: // the next release, woken for waiting writes
-		s.waking = false
-		s.bufferUsed -= s.pendingReleases.Pop().bytes
-		s.admitWaitingWrites()
-		s.wakeForSpace()
-	}
-}
-
-// readFlash reserves the planes and channels of every page the read
-// touches; the data is ready when the last page has crossed its channel.
-func (s *SSD) readFlash(slot int) {
-	r := s.cmds.At(slot).req
-	ready := s.readPages(r.Addr, r.Bytes, s.eng.Now())
-	s.eng.Schedule(ready+s.cfg.ReadOverhead, sim.Event{Handler: s, Op: opSSDDataReady, Arg: int64(slot)})
-}
-
-// admitWrite reserves buffer space for a write and starts its data
-// transfer, or queues it until programs free enough space; with booked
-// admission (ssd_booked.go) it does so as of when the write leaves the
-// controller.
-func (s *SSD) admitWrite(slot int) {
-	if s.bufferWait.Len() > 0 || !s.reserveBuffer(slot) {
-		s.bufferWait.Push(slot)
-		s.wakeForSpace()
-	}
-}
-
-func (s *SSD) reserveBuffer(slot int) bool {
-	if s.booking() {
-		return s.bookBuffer(slot)
-	}
-	s.freeReleased()
-	n := s.cmds.At(slot).req.Bytes
-	if s.bufferUsed+n > s.cfg.WriteBufferBytes && s.bufferUsed > 0 {
-		return false
-	}
-	s.bufferUsed += n
-	s.transferWrite(s.eng.Now(), n, slot)
-	return true
-}
-
-// transferWrite sends write slot's n bytes over the host link from at and
-// raises its arrival on the arrivals lane; it returns the arrival time.
-func (s *SSD) transferWrite(at sim.Time, n int64, slot int) sim.Time {
-	arrival := s.host.HostToCard.TransferFrom(at, n, sim.Event{Op: opSSDWriteArrived, Arg: int64(slot)})
-	s.arrivals.Schedule(arrival, sim.Event{Handler: s, Op: opSSDWriteArrived, Arg: int64(slot)})
-	return arrival
-}
-
-func (s *SSD) admitWaitingWrites() {
-	for s.bufferWait.Len() > 0 && s.reserveBuffer(s.bufferWait.Peek()) {
-		s.bufferWait.Pop()
-	}
-}
-
-// program drains whole pages of buffered data, a write arriving at now,
-// to the NAND. The space of the pages one write completes is freed
-// together, when the last of them is programmed (one release per write,
-// not per page), and no earlier than the space of earlier writes: the
-// buffer drains in arrival order. It returns the release, if the write
-// completed a page.
-func (s *SSD) program(now sim.Time, bytes int64) (at sim.Time, freed int64, ok bool) {
-	s.pendingBytes += bytes
-	page := s.cfg.PageBytes
-	pages := s.pendingBytes / page
-	if pages == 0 {
-		return 0, 0, false
-	}
-	s.pendingBytes -= pages * page
-	s.lastRelease = max(s.stripePages(now, pages), s.lastRelease)
-	return s.lastRelease, pages * page, true
-}
-
-// release is buffer space freed at a time; key is its place among the
-// events.
-type release struct {
-	at    sim.Time
-	bytes int64
-	key   sim.Key
-}
-
-// scheduleRelease frees bytes of the write buffer at time at.
-func (s *SSD) scheduleRelease(at sim.Time, bytes int64) {
-	s.pendingReleases.Push(release{at: at, bytes: bytes, key: s.eng.Reserve(at)})
-	s.wakeForSpace()
-}
-
-// freeReleased applies the releases that precede the event being handled.
-func (s *SSD) freeReleased() {
-	for s.pendingReleases.Len() > 0 && s.eng.Precedes(s.pendingReleases.Peek().key) {
-		freed := s.pendingReleases.Pop().bytes
-		s.bufferUsed -= freed
-		if s.ahead.n > 0 {
-			s.ahead.n--
-			s.ahead.bytes -= freed
-		}
-	}
-}
-
-// wakeForSpace raises the next release as an event while writes wait for
-// buffer space, so that they are admitted exactly when they would be if
-// every release were an event; with booked admission it admits those the
-// releases known make room for.
-func (s *SSD) wakeForSpace() {
-	if s.booking() {
-		s.bookWaiting()
-		return
-	}
-	s.freeReleased()
-	if !s.waking && s.bufferWait.Len() > 0 && s.pendingReleases.Len() > 0 {
-		s.waking = true
-		s.eng.ScheduleAt(s.pendingReleases.Peek().key, sim.Event{Handler: s, Op: opSSDRelease})
-	}
-}
-
-// complete finishes a command, no earlier than the small-I/O floor.
-func (s *SSD) complete(slot int) {
-	c := s.cmds.At(slot)
-	if floor := c.start + s.cfg.SmallIOLatency; !c.floored && c.req.Bytes <= s.cfg.SmallIOBytes && floor > s.eng.Now() {
-		c.floored = true
-		s.eng.Schedule(floor, sim.Event{Handler: s, Op: opSSDComplete, Arg: int64(slot)})
-		return
-	}
-	done := s.cmds.Take(slot)
-	s.count(done.req, 1, done.start)
-	s.raise(done)
-	s.inFlight--
-	s.startWaiting()
+// commandSizes returns a request's commands and the bytes of its first and
+// of its last.
+func (s *ssdBase) commandSizes(bytes int64) (n, first, last int64) {
+	n = s.commands(bytes)
+	return n, min(bytes, s.cfg.MaxIOBytes), bytes - (n-1)*s.cfg.MaxIOBytes
 }
 
 // count adds cmds commands of r, which began at start and end now, to the
 // totals, and emits r's span when the trace takes device spans.
-func (s *SSD) count(r Request, cmds int64, start sim.Time) {
+func (s *ssdBase) count(r Request, cmds int64, start sim.Time) {
 	if r.Write {
 		s.writes.Add(cmds)
 		s.bytesWritten.Add(r.Bytes)
@@ -390,6 +110,20 @@ func (s *SSD) count(r Request, cmds int64, start sim.Time) {
 	}
 }
 
+// finish records the latency of request r, begun at start and ended now,
+// and signals its completion.
+func (s *ssdBase) finish(r Request, start sim.Time) {
+	latency := s.eng.Now() - start
+	if r.Write {
+		s.writeLatency.AddTime(latency)
+	} else {
+		s.readLatency.AddTime(latency)
+	}
+	if r.Done.Handler != nil {
+		s.eng.Schedule(s.eng.Now(), r.Done)
+	}
+}
+
 // SSDStats are a drive's totals.
 type SSDStats struct {
 	Reads, Writes, BytesRead, BytesWritten int64
@@ -400,40 +134,19 @@ type SSDStats struct {
 	HostToCard, CardToHost sim.LinkStats
 }
 
-// Traffic returns the bytes read and written (a closed-form run's commands
-// when the run ends or is split, a read run's also when it drops the reads
-// it has finished).
-func (s *SSD) Traffic() Traffic {
+// Traffic returns the bytes read and written (at the page level, a
+// closed-form run's commands when the run ends or is split, a read run's
+// also when it drops the reads it has finished).
+func (s *ssdBase) Traffic() Traffic {
 	return Traffic{BytesRead: s.bytesRead.Value(), BytesWritten: s.bytesWritten.Value(), ReadBusy: s.host.CardToHost.Stats().Busy,
 		DrainedAt: s.lastRelease}
 }
 
-// Stats returns the totals so far; the commands of a closed-form run
-// (ssd_fast.go, ssd_readrun.go) count when the run ends or is split, a
-// read run's also when it drops the reads it has finished.
-func (s *SSD) Stats() SSDStats {
+// Stats returns the totals so far; at the page level the commands of a
+// closed-form run (ssd_fast.go, ssd_readrun.go) count when the run ends or
+// is split, a read run's also when it drops the reads it has finished.
+func (s *ssdBase) Stats() SSDStats {
 	return SSDStats{Reads: s.reads.Value(), Writes: s.writes.Value(), BytesRead: s.bytesRead.Value(),
 		BytesWritten: s.bytesWritten.Value(), ReadLatency: s.readLatency.Summary(), WriteLatency: s.writeLatency.Summary(),
 		HostToCard: s.host.HostToCard.Stats(), CardToHost: s.host.CardToHost.Stats()}
-}
-
-// raise signals a command's completion, or its split request's with the
-// last of its commands, and records the request's latency.
-func (s *SSD) raise(c ssdCmd) {
-	if c.parent >= 0 {
-		p := s.splits.At(c.parent)
-		if p.left--; p.left > 0 {
-			return
-		}
-		s.splits.Take(c.parent)
-	}
-	latency := s.eng.Now() - c.start
-	if c.req.Write {
-		s.writeLatency.AddTime(latency)
-	} else {
-		s.readLatency.AddTime(latency)
-	}
-	if c.req.Done.Handler != nil {
-		s.eng.Schedule(s.eng.Now(), c.req.Done)
-	}
 }

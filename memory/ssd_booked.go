@@ -33,11 +33,11 @@ type aheadReleases struct {
 // booking reports whether writes are admitted by booking (off event by
 // event, and when every span is traced: the transfers' spans are emitted
 // in time order).
-func (s *SSD) booking() bool { return !s.cfg.EventByEvent && !s.eng.Trace().AllSpans() }
+func (s *pageDrive) booking() bool { return !s.cfg.EventByEvent && !s.eng.Trace().AllSpans() }
 
 // bookBuffer admits write slot at its admission time, from now on, and
 // books its transfer, or reports that no release known yet makes room.
-func (s *SSD) bookBuffer(slot int) bool {
+func (s *pageDrive) bookBuffer(slot int) bool {
 	s.freeReleased()
 	c := s.cmds.At(slot)
 	n, t := c.req.Bytes, max(c.ctrl, s.lastAdmit, s.eng.Now())
@@ -65,7 +65,7 @@ func (s *SSD) bookBuffer(slot int) bool {
 
 // bookWaiting admits the waiting writes, in order, that the releases
 // known make room for.
-func (s *SSD) bookWaiting() {
+func (s *pageDrive) bookWaiting() {
 	for s.bufferWait.Len() > 0 && s.bookBuffer(s.bufferWait.Peek()) {
 		s.bufferWait.Pop()
 	}

@@ -95,6 +95,8 @@ func (c *controller) restore(p *ctrlSnapshot) {
 type nandSnapshot struct {
 	planes   nandPlanes
 	chanFree []sim.Time
+	gapFrom  []sim.Time
+	gapTo    []sim.Time
 	idleAt   sim.Time
 	owed     owedWrite
 }
@@ -102,36 +104,41 @@ type nandSnapshot struct {
 // notYet is the time of a stage a command has not reached.
 const notYet = sim.MaxTime
 
-func (s *SSD) save(p *ssdSnapshot) {
+func (s *pageDrive) save(p *ssdSnapshot) {
 	s.saveNAND(&p.nand)
 	s.ctrl.save(&p.ctrl)
 	p.lastRelease, p.pendingBytes = s.lastRelease, s.pendingBytes
 }
 
-func (s *SSD) restore(p *ssdSnapshot) {
+func (s *pageDrive) restore(p *ssdSnapshot) {
 	s.restoreNAND(&p.nand)
 	s.ctrl.restore(&p.ctrl)
 	s.lastRelease, s.pendingBytes = p.lastRelease, p.pendingBytes
 }
 
-func (s *SSD) saveNAND(p *nandSnapshot) {
+func (s *pageDrive) saveNAND(p *nandSnapshot) {
 	p.planes.base, p.planes.desc = append(p.planes.base[:0], s.planes.base...), append(p.planes.desc[:0], s.planes.desc...)
+	p.planes.chain = append(p.planes.chain[:0], s.planes.chain...)
 	p.planes.lap, p.planes.pos = s.planes.lap, s.planes.pos
 	p.chanFree = append(p.chanFree[:0], s.channels.free...)
+	p.gapFrom, p.gapTo = append(p.gapFrom[:0], s.channels.gapFrom...), append(p.gapTo[:0], s.channels.gapTo...)
 	p.idleAt, p.owed = s.channels.idleAt, s.channels.owed
 }
 
-func (s *SSD) restoreNAND(p *nandSnapshot) {
+func (s *pageDrive) restoreNAND(p *nandSnapshot) {
 	copy(s.planes.base, p.planes.base)
 	copy(s.planes.desc, p.planes.desc)
+	copy(s.planes.chain, p.planes.chain)
 	s.planes.lap, s.planes.pos = p.planes.lap, p.planes.pos
 	copy(s.channels.free, p.chanFree)
+	copy(s.channels.gapFrom, p.gapFrom)
+	copy(s.channels.gapTo, p.gapTo)
 	s.channels.idleAt, s.channels.owed = p.idleAt, p.owed
 }
 
 // fastWrite takes write r into the closed-form path, starting a run if the
 // drive is idle, and reports whether it did.
-func (s *SSD) fastWrite(r Request) bool {
+func (s *pageDrive) fastWrite(r Request) bool {
 	w := &s.run
 	if !r.Write || s.cfg.EventByEvent || s.cfg.SmallIOLatency > 0 || s.eng.Trace().AllSpans() {
 		return false
@@ -171,7 +178,7 @@ func (s *SSD) fastWrite(r Request) bool {
 // workOut works out the commands of the run's writes from the k-th on,
 // carrying out on the NAND the arrivals up to stop. With stop = notYet it
 // reports whether every command ends.
-func (s *SSD) workOut(k int, stop sim.Time) bool {
+func (s *pageDrive) workOut(k int, stop sim.Time) bool {
 	w, c := &s.run, &s.run.cur
 	maxIO, bufferBytes, qd := s.cfg.MaxIOBytes, s.cfg.WriteBufferBytes, s.cfg.QueueDepthMax
 	cfg := s.host.HostToCard.Config()
@@ -239,14 +246,14 @@ func (w *writeRun) release(k int) release {
 
 // runEnd is the end of the run's write id: its completion is raised, and
 // with the last write the run is written out.
-func (s *SSD) runEnd(id int64) {
+func (s *pageDrive) runEnd(id int64) {
 	w := &s.run
 	if !w.active || id < w.reqs[0].id || id > w.reqs[len(w.reqs)-1].id {
 		return
 	}
 	if x := &w.reqs[id-w.reqs[0].id]; !x.raised {
 		x.raised = true
-		s.raise(ssdCmd{req: x.req, start: x.arrival, parent: -1})
+		s.finish(x.req, x.arrival)
 	}
 	if id == w.reqs[len(w.reqs)-1].id {
 		s.settleRun(s.eng.Now())
@@ -256,7 +263,7 @@ func (s *SSD) runEnd(id int64) {
 // handOver splits the run at now, when a read arrives: the drive is wound
 // back to the run's start, the recurrences run again up to now, and the
 // commands still under way go on event by event.
-func (s *SSD) handOver() {
+func (s *pageDrive) handOver() {
 	now := s.eng.Now()
 	w := &s.run
 	s.restore(&w.snap)
@@ -270,7 +277,7 @@ func (s *SSD) handOver() {
 // the commands that have ended, the buffer's occupancy and releases, every
 // command still under way at the stage it has reached, and the writes not
 // yet begun in the queue.
-func (s *SSD) settleRun(now sim.Time) {
+func (s *pageDrive) settleRun(now sim.Time) {
 	w := &s.run
 	w.active = false
 	maxIO := s.cfg.MaxIOBytes
@@ -315,7 +322,7 @@ func (s *SSD) settleRun(now sim.Time) {
 		}
 		if ended == x.n && !x.raised {
 			x.raised = true
-			s.raise(ssdCmd{req: r, start: x.arrival, parent: -1})
+			s.finish(r, x.arrival)
 		}
 	}
 	arrived.flush(s.host.HostToCard)
@@ -334,7 +341,7 @@ func (s *SSD) settleRun(now sim.Time) {
 // ended of them ended: a split request gets its entry (its commands left to
 // end and bytes not yet made, waiting for slots if any are), and a single
 // command not yet issued waits. It returns the split's slot, or -1.
-func (s *SSD) requeue(r Request, start sim.Time, n, made, ended int) int {
+func (s *pageDrive) requeue(r Request, start sim.Time, n, made, ended int) int {
 	if n == 1 {
 		if made == 0 {
 			s.waiting.Push(waiter{slot: s.cmds.Put(ssdCmd{req: r, start: start, parent: -1})})

@@ -75,7 +75,7 @@ func TestSSDFastPathMatchesEventByEvent(t *testing.T) {
 			for seed := range uint64(3) {
 				at, reqs := randomSSDWorkload(c.cfg, rand.New(rand.NewPCG(uint64(ci), 19+seed)), c.gap, c.maxCmds, c.reads)
 				got := requireSamePaths(t, c.cfg, at, reqs)
-				writeRuns, readRuns = writeRuns+got.run.nextID, readRuns+got.readRun.nextID
+				writeRuns, readRuns = writeRuns+got.page().run.nextID, readRuns+got.page().readRun.nextID
 			}
 			if c.cfg.SmallIOLatency == 0 && c.reads < 50 {
 				assert.Positive(t, writeRuns, "writes took the closed-form path")
@@ -98,7 +98,7 @@ func TestBookedAdmissionWaitsWithoutEvents(t *testing.T) {
 	at := []sim.Time{0, 0, 0}
 	reqs := []Request{{Addr: 0, Bytes: 4096}, {Addr: 1 << 30, Bytes: 48 << 20, Write: true}, {Addr: 2 << 30, Bytes: 16 << 20, Write: true}}
 	booked := requireSamePaths(t, cfg, at, reqs)
-	require.Zero(t, booked.run.nextID, "the writes went event by event")
+	require.Zero(t, booked.page().run.nextID, "the writes went event by event")
 	slow := cfg
 	slow.EventByEvent = true
 	stage, _, _ := runSSDWorkload(t, slow, at, reqs)
@@ -164,18 +164,19 @@ func requireSamePaths(t *testing.T, cfg SSDConfig, at []sim.Time, reqs []Request
 	}
 	assert.Equal(t, wantEnd, gotEnd, "the last event")
 	assert.Equal(t, want.Stats(), got.Stats())
-	assert.Equal(t, want.planes.free(), got.planes.free())
-	assert.Equal(t, orderBits(got.planes.free()), got.planes.desc)
-	assert.Equal(t, settled(want), settled(got))
-	assert.Equal(t, []any{want.planes.pos, want.planes.lap, want.pendingBytes, netBuffer(want), want.lastRelease, want.ctrl},
-		[]any{got.planes.pos, got.planes.lap, got.pendingBytes, netBuffer(got), got.lastRelease, got.ctrl})
-	assert.False(t, got.run.active || got.readRun.active, "every run is written out by the end")
+	wantDrive, gotDrive := want.page(), got.page()
+	assert.Equal(t, wantDrive.planes.free(), gotDrive.planes.free())
+	assert.Equal(t, orderBits(gotDrive.planes.free()), gotDrive.planes.desc)
+	assert.Equal(t, settled(wantDrive), settled(gotDrive))
+	assert.Equal(t, []any{wantDrive.planes.pos, wantDrive.planes.lap, wantDrive.pendingBytes, netBuffer(wantDrive), want.lastRelease, wantDrive.ctrl},
+		[]any{gotDrive.planes.pos, gotDrive.planes.lap, gotDrive.pendingBytes, netBuffer(gotDrive), got.lastRelease, gotDrive.ctrl})
+	assert.False(t, gotDrive.run.active || gotDrive.readRun.active, "every run is written out by the end")
 	return got
 }
 
 // netBuffer is the write buffer's occupancy once every pending release
 // is applied.
-func netBuffer(s *SSD) int64 {
+func netBuffer(s *pageDrive) int64 {
 	used := s.bufferUsed
 	for i := range s.pendingReleases.Len() {
 		used -= s.pendingReleases.At(i).bytes
@@ -204,10 +205,10 @@ func TestSSDFastPathBesideStageSinks(t *testing.T) {
 		eng.Run()
 		require.Contains(t, c.at, int64(1))
 		if all {
-			assert.Zero(t, s.run.nextID, "every span wanted: event by event")
+			assert.Zero(t, s.page().run.nextID, "every span wanted: event by event")
 			assert.Len(t, sink.(*sim.SpanRecorder).Spans, 8, "a link transfer and a command per MiB")
 		} else {
-			assert.Equal(t, int64(1), s.run.nextID, "the write ran in closed form")
+			assert.Equal(t, int64(1), s.page().run.nextID, "the write ran in closed form")
 			assert.Empty(t, sink.(*stageRecorder).Spans)
 		}
 	}

@@ -30,19 +30,37 @@ import (
 //	           idle array, and on a busy one half a stripe's time after the
 //	           clock passes it (a page waits for its plane's previous
 //	           program; on average half a round of the stripe)
-//	reads      sense once their planes have programmed the pages that reached
-//	           the card before them, then stream at min(planes x page / tR,
-//	           channels x channel rate) and cross the link card to host
+//	reads      go before queued programs: sense once the programs in
+//	           progress on their planes end (an average part of tPROG, no
+//	           later than their planes' latest programs), then stream at
+//	           min(planes x page / tR, channels x channel rate) and cross
+//	           the link card to host
 //
 // A request costs one event, its end. What it gives up against the page
 // level: plane-by-plane and channel-by-channel detail (a read waits for
-// its planes' latest programs, worked out from the write pointer, not for
-// each plane's queue), a request's
-// commands counted outstanding until its last ends, and a request's link
-// transfer as one reservation (the link counts one transfer a request).
-// TestRequestResolutionWithinBound holds it against the page level on
-// export streams, import streams and mixes, and docs/memory.md states the
-// bound.
+// the programs in progress on its planes on average, worked out from the
+// write pointer, not for each plane's), a request's commands counted
+// outstanding until its last ends, and a request's link transfer as one
+// reservation (the link counts one transfer a request).
+// TestRequestResolutionWithinBound holds it against the page level, and
+// TestResolutionsAgainstReference both against a reference, in every
+// regime of driveRegimes; docs/memory.md states the bounds.
+type requestDrive struct {
+	*ssdBase
+	// writesDone holds write completions, which come in time order
+	writesDone *sim.Lane
+	flow       flowDrive
+}
+
+var _ Device = (*requestDrive)(nil)
+
+func newRequestDrive(base *ssdBase) *requestDrive {
+	return &requestDrive{ssdBase: base, writesDone: sim.NewLane(base.eng, base.cfg.Name+".writes"), flow: newFlowDrive(base.cfg)}
+}
+
+// flowDrive is the request resolution's state: the drive's rates, when
+// each server is next free, the write stream's spans and the outstanding
+// requests.
 type flowDrive struct {
 	program, sense, readChannels sim.Bandwidth
 	// programIdle and programBusy are a page's time from arrival, and from
@@ -50,6 +68,10 @@ type flowDrive struct {
 	programIdle, programBusy sim.Time
 	pageRead                 sim.Time // tR plus a page's channel transfer
 	stripe                   int64    // bytes of a page on every plane
+	// tProg is a page's program time (write amplification included), the
+	// longest a read waits on a plane (read priority); senseStripe is a
+	// stripe's sensing, spread over the planes
+	tProg, senseStripe sim.Time
 
 	ctrlFree, nandClock, readFree, lastAdmit sim.Time
 	written                                  int64              // bytes of writes admitted so far
@@ -88,7 +110,7 @@ func newFlowDrive(c SSDConfig) flowDrive {
 	sense := flowRate(stripe, c.ReadTime, channels)
 	return flowDrive{program: program, sense: sense, readChannels: channels,
 		programIdle: xfer + tProg, programBusy: xfer + max(0, tProg-program.TransferTime(stripe)/2),
-		pageRead: c.ReadTime + c.ChannelBandwidth.TransferTime(c.PageBytes), stripe: stripe,
+		pageRead: c.ReadTime + c.ChannelBandwidth.TransferTime(c.PageBytes), stripe: stripe, tProg: tProg, senseStripe: c.ReadTime,
 		slots: flowSlots{rest: flowOuts{latest: true}}}
 }
 
@@ -102,8 +124,8 @@ func flowRate(bytes int64, t sim.Time, limit sim.Bandwidth) sim.Bandwidth {
 	return limit
 }
 
-// flowAccess works request r out at the request level and raises its end.
-func (s *SSD) flowAccess(r Request) {
+// Access works request r out at the request level and raises its end.
+func (s *requestDrive) Access(r Request) {
 	f, now, whole := &s.flow, s.eng.Now(), r
 	// a write longer than half the buffer is gated by its own releases: it
 	// goes in pieces of whole commands, one event for the last; a piece is
@@ -137,16 +159,6 @@ func (s *SSD) flowAccess(r Request) {
 		s.eng.Schedule(end, ev)
 	}
 	f.slots.add(flowOut{end: end, cmds: n}, int64(s.cfg.QueueDepthMax), now)
-}
-
-// commands returns how many commands a request of bytes makes.
-func (s *SSD) commands(bytes int64) int64 { return (bytes + s.cfg.MaxIOBytes - 1) / s.cfg.MaxIOBytes }
-
-// commandSizes returns a request's commands and the bytes of its first and
-// of its last.
-func (s *SSD) commandSizes(bytes int64) (n, first, last int64) {
-	n = s.commands(bytes)
-	return n, min(bytes, s.cfg.MaxIOBytes), bytes - (n-1)*s.cfg.MaxIOBytes
 }
 
 // flowSlots holds the outstanding requests' commands for the queue slots,
@@ -226,7 +238,7 @@ func (q *flowOuts) Pop() any {
 
 // flowController returns when a request of n commands issued at issue has
 // its first and its last command through the controller.
-func (s *SSD) flowController(issue sim.Time, n int64) (first, last sim.Time) {
+func (s *requestDrive) flowController(issue sim.Time, n int64) (first, last sim.Time) {
 	f, c := &s.flow, s.cfg
 	start := max(issue, f.ctrlFree)
 	f.ctrlFree = start + sim.MulTime(n, c.CommandTime)/sim.Time(c.ControllerCores)
@@ -235,7 +247,7 @@ func (s *SSD) flowController(issue sim.Time, n int64) (first, last sim.Time) {
 
 // flowWrite works out write r and returns its end: the last command's data
 // has crossed the link and been acknowledged.
-func (s *SSD) flowWrite(now sim.Time, r Request, issue sim.Time) sim.Time {
+func (s *requestDrive) flowWrite(now sim.Time, r Request, issue sim.Time) sim.Time {
 	f, c := &s.flow, s.cfg
 	n, firstBytes, lastBytes := s.commandSizes(r.Bytes)
 	ctrlFirst, ctrlLast := s.flowController(issue, n)
@@ -312,7 +324,7 @@ func (f *flowDrive) spanAfter(y int64) int {
 // free after its latest page, and the write pointer stripes the stream's
 // pages over the planes in turn, so the latest page on the read's run of
 // planes is the stream's latest but the distance back to the run.
-func (s *SSD) planesFree(addr, bytes int64, t sim.Time) sim.Time {
+func (s *requestDrive) planesFree(addr, bytes int64, t sim.Time) sim.Time {
 	f, page, planes := &s.flow, s.cfg.PageBytes, int64(s.cfg.Planes())
 	arrived := f.arrivedBy(t) / page
 	if arrived == 0 {
@@ -331,6 +343,20 @@ func (s *SSD) planesFree(addr, bytes int64, t sim.Time) sim.Time {
 		return 0
 	}
 	return f.programmedAt((arrived - back) * page)
+}
+
+// programInProgress returns how long a read of bytes from addr waits, at
+// most, for the programs in progress on its planes: reads go before queued
+// programs (read priority, docs/memory.md), so on a busy array a page
+// waits for the rest of its plane's program. The write pointer gives
+// consecutive planes their pages one after the other, so their programs
+// end in turn: the rest on the read's first plane is a uniform part of
+// tPROG, half of it on average, and the last of its n planes ends n/planes
+// of a tPROG after it, so the read waits (1 + n/planes)/2 of a tPROG.
+func (s *requestDrive) programInProgress(addr, bytes int64) sim.Time {
+	page, planes := s.cfg.PageBytes, int64(s.cfg.Planes())
+	n := min((addr+bytes-1)/page-addr/page+1, planes)
+	return sim.Interpolate(0, s.flow.tProg, planes+n, 2*planes)
 }
 
 // arrivedBy returns how many bytes of the write stream had reached the card
@@ -366,13 +392,13 @@ func (f *flowDrive) programmedAt(x int64) sim.Time {
 // whose planes are still programming then ends no earlier than that wait
 // allows, without holding up the reads behind it (their data goes first
 // on the channels and the link, as it does page by page).
-func (s *SSD) flowRead(r Request, issue sim.Time) sim.Time {
+func (s *requestDrive) flowRead(r Request, issue sim.Time) sim.Time {
 	f, c := &s.flow, s.cfg
 	n, firstBytes, lastBytes := s.commandSizes(r.Bytes)
 	ctrlFirst, ctrlLast := s.flowController(issue, n)
-	wait := max(0, s.planesFree(r.Addr, r.Bytes, ctrlFirst)-ctrlFirst)
-	if f.nandClock > ctrlFirst { // a busy array's backlog grows by the read's sensing
-		f.nandClock += f.sense.TransferTime(r.Bytes)
+	wait := min(max(0, s.planesFree(r.Addr, r.Bytes, ctrlFirst)-ctrlFirst), s.programInProgress(r.Addr, r.Bytes))
+	if f.nandClock > ctrlFirst { // a busy array's backlog grows by the read's sensing on its planes
+		f.nandClock += sim.MulTime(r.Bytes, f.senseStripe) / sim.Time(f.stripe)
 	}
 	f.readFree = max(ctrlFirst, f.readFree) + f.readChannels.TransferTime(r.Bytes)
 	readyFirst := ctrlFirst + f.pageRead + f.readChannels.TransferTime(firstBytes) + c.ReadOverhead
@@ -394,9 +420,10 @@ func flowStream(link *sim.Link, first, last sim.Time, bytes, lastBytes int64) (l
 	return lastStart, link.TransferFrom(lastStart+lastWire-whole, bytes, sim.Event{})
 }
 
-// flowDone ends a request worked out at the request level.
-func (s *SSD) flowDone(slot int) {
-	d := s.flow.reqs.Take(slot)
+// Handle ends a request worked out at the request level (opSSDFlowDone,
+// its one event).
+func (s *requestDrive) Handle(ev sim.Event) {
+	d := s.flow.reqs.Take(int(ev.Arg))
 	s.count(d.req, d.cmds, d.start)
-	s.raise(ssdCmd{req: d.req, start: d.start, parent: -1})
+	s.finish(d.req, d.start)
 }

@@ -28,9 +28,10 @@ func streamSSDWorkload(cfg SSDConfig, r *rand.Rand, n int, bytes int64, gap sim.
 	return at, reqs
 }
 
-// resolutionError is how far the request resolution is from the page
-// level on one workload: each direction's mean latency and the last
-// completion, as fractions of the page level's.
+// resolutionError is how far one model's completions are from another's
+// on one workload (the request resolution from the page level, or either
+// from the reference): each direction's mean latency and the last
+// completion, as fractions of the other's.
 type resolutionError struct {
 	read, write, last float64
 }
@@ -43,13 +44,19 @@ func compareResolutions(t *testing.T, cfg SSDConfig, at []sim.Time, reqs []Reque
 	require.Len(t, gotAt, len(reqs), "every request completes")
 	assert.Equal(t, []int64{page.Stats().Reads, page.Stats().Writes, page.Stats().BytesRead, page.Stats().BytesWritten},
 		[]int64{got.Stats().Reads, got.Stats().Writes, got.Stats().BytesRead, got.Stats().BytesWritten}, "the same commands and bytes")
-	var sum [2][2]float64 // [write][page, request]
+	return latencyError(at, reqs, pageAt, gotAt)
+}
+
+// latencyError is how far the completions got are from want, requests
+// arriving at at.
+func latencyError(at []sim.Time, reqs []Request, want, got map[int64]sim.Time) resolutionError {
+	var sum [2][2]float64 // [write][want, got]
 	var last [2]sim.Time
 	for i := range reqs {
 		k := map[bool]int{false: 0, true: 1}[reqs[i].Write]
-		sum[k][0] += float64(pageAt[int64(i)] - at[i])
-		sum[k][1] += float64(gotAt[int64(i)] - at[i])
-		last[0], last[1] = max(last[0], pageAt[int64(i)]), max(last[1], gotAt[int64(i)])
+		sum[k][0] += float64(want[int64(i)] - at[i])
+		sum[k][1] += float64(got[int64(i)] - at[i])
+		last[0], last[1] = max(last[0], want[int64(i)]), max(last[1], got[int64(i)])
 	}
 	rel := func(s [2]float64) float64 {
 		if s[0] == 0 {
@@ -60,49 +67,111 @@ func compareResolutions(t *testing.T, cfg SSDConfig, at []sim.Time, reqs []Reque
 	return resolutionError{read: rel(sum[0]), write: rel(sum[1]), last: float64(last[1])/float64(last[0]) - 1}
 }
 
-// TestRequestResolutionWithinBound holds the request resolution against the
-// page level on the workloads it is for, the drive's share of a KV store
-// (64 MiB exports and imports), on the three drive presets: streams of
-// exports and of imports at half load, near saturation and overloaded, and
-// mixes of both. The bound, per workload, is on each direction's mean
-// latency and on the last completion (docs/memory.md, "Request
-// resolution", gives the measured errors; small random I/O, which the
-// resolution is not for, is stated there and not bounded).
-func TestRequestResolutionWithinBound(t *testing.T) {
-	const mib = int64(1 << 20)
-	cases := []struct {
-		name              string
-		gapMs             float64 // mean gap between 64 MiB requests
-		readPct           int
-		read, write, last float64 // bounds on |relative error|
-		drives            []SSDConfig
-	}{
-		{"exports at half load", 30, 0, 0, 0.01, 0.001, nil},
-		{"exports near saturation", 16, 0, 0, 0.01, 0.001, nil},
-		{"exports overloaded", 7, 0, 0, 0.01, 0.001, nil},
-		{"imports at half load", 20, 100, 0.005, 0, 0.001, nil},
-		{"imports near saturation", 10, 100, 0.005, 0, 0.001, nil},
-		{"half reads at half load", 25, 50, 0.06, 0.01, 0.001, nil},
-		{"half reads at 90% load", 13, 50, 0.20, 0.02, 0.001, []SSDConfig{KioxiaCM6(), SamsungPM1743()}},
-		{"a tenth reads near saturation", 16, 10, 0.15, 0.06, 0.001, nil},
+// driveRegime is a workload the drive's resolutions are held to, on the
+// drives given (nil: the three presets), with bounds on each direction's
+// mean latency and on the last completion (|relative error|): the request
+// resolution against the page level (TestRequestResolutionWithinBound),
+// and both against the reference (TestResolutionsAgainstReference).
+// docs/memory.md, "Request resolution", gives the measured errors.
+type driveRegime struct {
+	name               string
+	drives             []SSDConfig
+	workload           func(cfg SSDConfig) ([]sim.Time, []Request)
+	request, reference resolutionError
+}
+
+// streamRegime is 300 requests of 64 MiB, a KV store's exports and
+// imports, readPct of them reads, a Poisson process of mean gap gapMs.
+func streamRegime(gapMs float64, readPct int) func(SSDConfig) ([]sim.Time, []Request) {
+	return func(cfg SSDConfig) ([]sim.Time, []Request) {
+		return streamSSDWorkload(cfg, rand.New(rand.NewPCG(1, 2)), 300, 64<<20, sim.Time(gapMs*float64(sim.Millisecond)), readPct)
 	}
-	for _, c := range cases {
-		drives := c.drives
+}
+
+// burstRegime is writes of 1 MiB at once, then a 1 MiB read every 2 ms
+// from 1 ms on, 100 of them, while the writes drain.
+func burstRegime(writes int) func(SSDConfig) ([]sim.Time, []Request) {
+	return func(SSDConfig) ([]sim.Time, []Request) {
+		var at []sim.Time
+		var reqs []Request
+		for i := range writes {
+			at, reqs = append(at, 0), append(reqs, Request{Addr: int64(i) << 20, Bytes: 1 << 20, Write: true})
+		}
+		for k := range 100 {
+			at = append(at, sim.Millisecond+sim.Time(k)*2*sim.Millisecond)
+			reqs = append(reqs, Request{Addr: 64<<30 + int64(k)<<20, Bytes: 1 << 20})
+		}
+		return at, reqs
+	}
+}
+
+// smallRegime is 20,000 requests of 4 KiB at random, readPct of them
+// reads, at 200,000 a second.
+func smallRegime(readPct int) func(SSDConfig) ([]sim.Time, []Request) {
+	return func(cfg SSDConfig) ([]sim.Time, []Request) {
+		return streamSSDWorkload(cfg, rand.New(rand.NewPCG(1, 2)), 20000, 4096, 5*sim.Microsecond, readPct)
+	}
+}
+
+// driveRegimes are the regimes docs/memory.md lists. Half reads every 9,
+// 7 and 5 ms are 85, 110 and 155 % of the CM6's program rate in writes
+// alone (64 MiB every 18 ms against 4.3 GB/s).
+func driveRegimes() []driveRegime {
+	cm6pm := []SSDConfig{KioxiaCM6(), SamsungPM1743()}
+	e := func(read, write, last float64) resolutionError { return resolutionError{read, write, last} }
+	return []driveRegime{
+		{"exports at half load", nil, streamRegime(30, 0), e(0, 0.01, 0.001), e(0, 0.01, 0.001)},
+		{"exports near saturation", nil, streamRegime(16, 0), e(0, 0.01, 0.001), e(0, 0.01, 0.001)},
+		{"exports overloaded", nil, streamRegime(7, 0), e(0, 0.01, 0.001), e(0, 0.01, 0.001)},
+		{"imports at half load", nil, streamRegime(20, 100), e(0.005, 0, 0.001), e(0.005, 0, 0.001)},
+		{"imports near saturation", nil, streamRegime(10, 100), e(0.005, 0, 0.001), e(0.005, 0, 0.001)},
+		{"half reads at half load", nil, streamRegime(25, 50), e(0.05, 0.01, 0.001), e(0.1, 0.01, 0.001)},
+		{"half reads at 90% load", nil, streamRegime(13, 50), e(0.1, 0.01, 0.001), e(0.15, 0.01, 0.002)},
+		{"a tenth reads near saturation", nil, streamRegime(16, 10), e(0.12, 0.01, 0.001), e(0.3, 0.08, 0.001)},
+		// against the reference, the CM6's programs wait for channels the
+		// reads' data hold (docs/memory.md): both resolutions are early
+		{"half reads at 85% of the program rate", nil, streamRegime(9, 50), e(0.12, 0.03, 0.001), e(0.2, 0.7, 0.002)},
+		{"half reads at 110% of the program rate", nil, streamRegime(7, 50), e(0.12, 0.1, 0.005), e(0.85, 0.6, 0.08)},
+		{"half reads at 155% of the program rate", nil, streamRegime(5, 50), e(0.12, 0.1, 0.005), e(0.2, 0.7, 0.03)},
+		{"reads behind 100 writes", []SSDConfig{KioxiaCM6()}, burstRegime(100), e(0.02, 0.001, 0.001), e(0.02, 0.001, 0.001)},
+		{"reads behind 1000 writes", []SSDConfig{KioxiaCM6()}, burstRegime(1000), e(0.15, 0.01, 0.01), e(0.15, 0.01, 0.01)},
+		{"4 KiB, a tenth reads", cm6pm, smallRegime(10), e(0.3, 0.01, 0.02), e(0.3, 0.01, 0.02)},
+		{"4 KiB, half reads", cm6pm, smallRegime(50), e(0.3, 0.01, 0.02), e(0.3, 0.01, 0.02)},
+		{"4 KiB, nine tenths reads", cm6pm, smallRegime(90), e(0.3, 0.01, 0.02), e(0.3, 0.01, 0.02)},
+	}
+}
+
+// forEachRegime runs f on every regime and drive as a subtest.
+func forEachRegime(t *testing.T, f func(t *testing.T, r driveRegime, cfg SSDConfig, at []sim.Time, reqs []Request)) {
+	for _, r := range driveRegimes() {
+		drives := r.drives
 		if drives == nil {
 			drives = []SSDConfig{KioxiaCM6(), SamsungPM1743(), SmartSSDP2P()}
 		}
 		for _, cfg := range drives {
-			t.Run(fmt.Sprintf("%s/%s", c.name, cfg.Name), func(t *testing.T) {
-				gap := sim.Time(c.gapMs * float64(sim.Millisecond))
-				at, reqs := streamSSDWorkload(cfg, rand.New(rand.NewPCG(1, 2)), 300, 64*mib, gap, c.readPct)
-				e := compareResolutions(t, cfg, at, reqs)
-				t.Logf("mean read %+.2f%%, mean write %+.2f%%, last completion %+.3f%%", 100*e.read, 100*e.write, 100*e.last)
-				assert.LessOrEqual(t, abs(e.read), c.read, "mean read latency")
-				assert.LessOrEqual(t, abs(e.write), c.write, "mean write latency")
-				assert.LessOrEqual(t, abs(e.last), c.last, "last completion")
+			t.Run(fmt.Sprintf("%s/%s", r.name, cfg.Name), func(t *testing.T) {
+				at, reqs := r.workload(cfg)
+				f(t, r, cfg, at, reqs)
 			})
 		}
 	}
+}
+
+// requireWithin logs e and fails the test where it passes bound.
+func requireWithin(t *testing.T, e, bound resolutionError) {
+	t.Helper()
+	t.Logf("mean read %+.2f%%, mean write %+.2f%%, last completion %+.3f%%", 100*e.read, 100*e.write, 100*e.last)
+	assert.LessOrEqual(t, abs(e.read), bound.read, "mean read latency")
+	assert.LessOrEqual(t, abs(e.write), bound.write, "mean write latency")
+	assert.LessOrEqual(t, abs(e.last), bound.last, "last completion")
+}
+
+// TestRequestResolutionWithinBound holds the request resolution against the
+// page level in every regime of driveRegimes.
+func TestRequestResolutionWithinBound(t *testing.T) {
+	forEachRegime(t, func(t *testing.T, r driveRegime, cfg SSDConfig, at []sim.Time, reqs []Request) {
+		requireWithin(t, compareResolutions(t, cfg, at, reqs), r.request)
+	})
 }
 
 func abs(x float64) float64 { return max(x, -x) }
@@ -184,12 +253,12 @@ func TestRequestResolutionOddDrives(t *testing.T) {
 	}
 }
 
-// TestRequestResolutionReadsBehindABurst: a read waits for the programs of
-// the bytes that reached the card before it, however many writes are
-// queued behind those. 200 and 1000 writes of 1 MiB at once put the same
-// bytes on the card in the read's first milliseconds; the spans the read
-// looks up were dropped once the later writes' buffer waits passed them,
-// and behind 1000 writes it waited for nothing.
+// TestRequestResolutionReadsBehindABurst: a read waits for the programs in
+// progress on its planes, however many writes are queued behind those.
+// 200 and 1000 writes of 1 MiB at once put the same bytes on the card in
+// the read's first milliseconds; the spans the read looks up were dropped
+// once the later writes' buffer waits passed them, and behind 1000 writes
+// it waited for nothing.
 func TestRequestResolutionReadsBehindABurst(t *testing.T) {
 	cfg := KioxiaCM6()
 	cfg.Resolution = ResolutionRequest
@@ -208,7 +277,7 @@ func TestRequestResolutionReadsBehindABurst(t *testing.T) {
 		t.Run(readAt.String(), func(t *testing.T) {
 			few, many := latency(200, readAt), latency(1000, readAt)
 			t.Logf("behind 200 writes %v, behind 1000 %v", few, many)
-			assert.Greater(t, few, 2*sim.Millisecond, "the read waits for programs")
+			assert.Greater(t, few, cfg.ProgramTime/2, "the read waits for programs in progress")
 			assert.Equal(t, few, many)
 		})
 	}
@@ -228,7 +297,7 @@ func TestRequestResolutionCostIsLinear(t *testing.T) {
 		n    int // the smaller run's requests
 	}{
 		{"4 KiB requests below the drive's rate", 6 * sim.Microsecond, 5000},
-		{"4 KiB requests past the drive's rate", 500 * sim.Nanosecond, 2500},
+		{"4 KiB requests past the drive's rate", 500 * sim.Nanosecond, 10000}, // runs of a few ms time too noisily
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -274,7 +343,7 @@ func TestRequestResolutionAdmitsIntoFreedSpace(t *testing.T) {
 			}
 			s, ends, _ := runSSDWorkload(t, cfg, at, reqs)
 			require.Len(t, ends, n)
-			f, link := &s.flow, s.host.HostToCard.Config()
+			f, link := &s.drive.(*requestDrive).flow, s.host.HostToCard.Config()
 			var spans []flowSpan
 			for i := range f.spans.Len() {
 				spans = append(spans, f.spans.At(i))

@@ -8,11 +8,12 @@ import (
 
 // readPages reads bytes from addr no earlier than now and returns when
 // the last of its pages has crossed its channel: each page is sensed on its
-// plane (free = max(now, free) + tR), then its piece crosses the page's
-// channel (free = max(sensed, free) + transfer). Consecutive pages stripe
-// over channels, then dies, then planes, so page p is on stripe position
+// plane before the programs queued there (nandPlanes.sense), then its piece
+// crosses the page's channel (carry: in the channel's idle time before its
+// last transfer, or after it). Consecutive pages stripe over channels, then
+// dies, then planes, so page p is on stripe position
 // p mod Planes and channel position mod Channels: the loop walks both.
-func (s *SSD) readPages(addr, bytes int64, now sim.Time) sim.Time {
+func (s *pageDrive) readPages(addr, bytes int64, now sim.Time) sim.Time {
 	p, c := &s.planes, &s.channels
 	c.settle()
 	page, tR := s.cfg.PageBytes, s.cfg.ReadTime
@@ -38,15 +39,13 @@ func (s *SSD) readPages(addr, bytes int64, now sim.Time) sim.Time {
 		if pg == first || pg == last {
 			d = s.cfg.ChannelBandwidth.TransferTime(min(addr+bytes, (pg+1)*page) - max(addr, pg*page))
 		}
-		sensed := max(now, p.base[q]+off) + tR
-		p.base[q] = sensed - off
+		sensed, free := p.sense(q, p.base[q]+off, now, tR)
+		p.base[q] = free - off
 		if inline {
-			p.mark(prevQ, prev > sensed)
-			prev, prevQ = sensed, q
+			p.mark(prevQ, prev > free)
+			prev, prevQ = free, q
 		}
-		across := max(sensed, c.free[ch]) + d
-		c.free[ch] = across
-		ready = max(ready, across)
+		ready = max(ready, c.carry(ch, sensed, d))
 		if q++; q == len(p.base) {
 			q, off = 0, off+p.prog
 		}
@@ -77,7 +76,7 @@ func (s *SSD) readPages(addr, bytes int64, now sim.Time) sim.Time {
 // its last page arrives (at the latest a round of page times per page a
 // channel carries after the latest channel's start) touches no plane
 // (busyWrite): on idle channels, and on channels a read keeps busy.
-func (s *SSD) stripePages(now sim.Time, n int64) sim.Time {
+func (s *pageDrive) stripePages(now sim.Time, n int64) sim.Time {
 	first := s.planes.pos
 	rounds := (n + int64(len(s.channels.free)) - 1) / int64(len(s.channels.free))
 	var last sim.Time
@@ -88,7 +87,7 @@ func (s *SSD) stripePages(now sim.Time, n int64) sim.Time {
 		}
 		s.channels.owe(now, first, int(n))
 	} else {
-		start := s.channels.starts(now, first)
+		start := s.channels.starts(now, first, int(n))
 		var ok bool
 		if last, ok = s.planes.busyWrite(int(n), slices.Max(start)+sim.Time(rounds)*s.channels.xfer); !ok {
 			last = s.programPages(int(n), 0, start)
@@ -107,7 +106,7 @@ func (s *SSD) stripePages(now sim.Time, n int64) sim.Time {
 // other as it goes: the last write of a position comes after the last
 // write of the one before it, but for the pairs at the two ends, which
 // are set from the planes once the pointer has moved.
-func (s *SSD) programPages(n int, base sim.Time, start []sim.Time) sim.Time {
+func (s *pageDrive) programPages(n int, base sim.Time, start []sim.Time) sim.Time {
 	p := &s.planes
 	planes, prog, xfer := p.base, p.prog, s.channels.xfer
 	var last, prevDone sim.Time
@@ -116,7 +115,11 @@ func (s *SSD) programPages(n int, base sim.Time, start []sim.Time) sim.Time {
 	off := prog * sim.Time(p.lap)
 	for left := n; left > 0; left -= len(start) {
 		for _, st := range start[:min(left, len(start))] {
-			done := max(st+arrive, planes[pos]+off) + prog
+			free := planes[pos] + off
+			if st+arrive > free {
+				free, p.chain[pos] = st+arrive, st+arrive // the plane idles until the page arrives
+			}
+			done := free + prog
 			planes[pos] = done - off - prog
 			last = max(last, done)
 			if prevPos >= 0 {
@@ -141,12 +144,15 @@ func (s *SSD) programPages(n int, base sim.Time, start []sim.Time) sim.Time {
 // formula and written out only when single channels are needed (a read, or
 // a write that finds some channel busy), which in a long export is rare.
 type nandChannels struct {
-	free   []sim.Time
-	start  []sim.Time // scratch for starts
-	zero   []sim.Time // all zeros: every channel starts at the base
-	idleAt sim.Time   // every channel is free from here on
-	xfer   sim.Time   // a page's transfer, write amplification included
-	owed   owedWrite
+	free []sim.Time
+	// gapFrom and gapTo are an idle stretch of each channel before its
+	// last transfer, which later transfers may use (carry, starts)
+	gapFrom, gapTo []sim.Time
+	start          []sim.Time // scratch for starts
+	zero           []sim.Time // all zeros: every channel starts at the base
+	idleAt         sim.Time   // every channel is free from here on
+	xfer           sim.Time   // a page's transfer, write amplification included
+	owed           owedWrite
 }
 
 // owedWrite is a write that started every channel it used at time at.
@@ -156,14 +162,26 @@ type owedWrite struct {
 }
 
 func newNANDChannels(c SSDConfig) nandChannels {
-	return nandChannels{free: make([]sim.Time, c.Channels), start: make([]sim.Time, c.Channels), zero: make([]sim.Time, c.Channels),
+	n := c.Channels
+	return nandChannels{free: make([]sim.Time, n), gapFrom: make([]sim.Time, n), gapTo: make([]sim.Time, n),
+		start: make([]sim.Time, n), zero: make([]sim.Time, n),
 		xfer: sim.TimeOf(float64(c.ChannelBandwidth.TransferTime(c.PageBytes)) * c.WriteAmplification)}
 }
 
-// carry puts a transfer of d on channel ch no earlier than t and returns
-// when it ends.
+// carry puts a read's transfer of d on channel ch (settled) no earlier
+// than t and returns when it ends: in the channel's gap if it fits there (what is
+// left of the gap is the part after it), else after the channel's last
+// transfer, leaving the idle time before it as the channel's gap. A read
+// that waits for its plane books its channel ahead, so the gap lets the
+// reads behind it use the channel meanwhile (backfill).
 func (c *nandChannels) carry(ch int, t, d sim.Time) sim.Time {
-	c.settle()
+	if start := max(t, c.gapFrom[ch]); start+d <= c.gapTo[ch] {
+		c.gapFrom[ch] = start + d
+		return start + d
+	}
+	if t > c.free[ch] {
+		c.gapFrom[ch], c.gapTo[ch] = c.free[ch], t
+	}
 	c.free[ch] = max(t, c.free[ch]) + d
 	c.idleAt = max(c.idleAt, c.free[ch])
 	return c.free[ch]
@@ -192,13 +210,18 @@ func (c *nandChannels) settle() {
 	c.spread(c.start, o.first, o.pages)
 }
 
-// starts returns when each channel can start a write from stripe position
-// first: start[j] is for the write's j-th page's channel.
-func (c *nandChannels) starts(now sim.Time, first int) []sim.Time {
+// starts returns when each channel can start its pages of a write of
+// pages from stripe position first: start[j] is for the write's j-th
+// page's channel, in the channel's gap if they fit there, else after its
+// last transfer.
+func (c *nandChannels) starts(now sim.Time, first, pages int) []sim.Time {
 	c.settle()
 	ch := first % len(c.free)
 	for j := range c.start {
 		c.start[j] = max(now, c.free[ch])
+		if at := max(now, c.gapFrom[ch]); at+c.run(pages, j) <= c.gapTo[ch] {
+			c.start[j] = at
+		}
 		if ch++; ch == len(c.free) {
 			ch = 0
 		}
@@ -206,19 +229,29 @@ func (c *nandChannels) starts(now sim.Time, first int) []sim.Time {
 	return c.start
 }
 
+// run returns how long the j-th channel of a write of pages carries it.
+func (c *nandChannels) run(pages, j int) sim.Time {
+	n := pages / len(c.free)
+	if j < pages%len(c.free) {
+		n++
+	}
+	return sim.Time(n) * c.xfer
+}
+
 // spread marks the channels busy with a write of pages from stripe
-// position first whose j-th page's channel started at start[j].
+// position first whose j-th page's channel started at start[j] (in its
+// gap, or after its last transfer).
 func (c *nandChannels) spread(start []sim.Time, first, pages int) {
 	channels := len(c.free)
-	q, r := pages/channels, pages%channels
 	ch := first % channels
 	for j := range min(channels, pages) {
-		n := q
-		if j < r {
-			n++
+		end := start[j] + c.run(pages, j)
+		if start[j] < c.free[ch] {
+			c.gapFrom[ch] = end
+		} else {
+			c.free[ch] = end
+			c.idleAt = max(c.idleAt, end)
 		}
-		c.free[ch] = start[j] + sim.Time(n)*c.xfer
-		c.idleAt = max(c.idleAt, c.free[ch])
 		if ch++; ch == channels {
 			ch = 0
 		}

@@ -18,17 +18,26 @@ import "github.com/kvcosim/kvcosim/sim"
 // desc has bit q set when plane q is free later than plane q+1 (mod the
 // planes): a run of positions with no bit set is in order of free time, so
 // its earliest and latest are its first and last.
+//
+// chain[q] is when plane q's queued programs begin: from then to its free
+// time it programs back to back (a whole number of program times), and
+// before then it is busy with what a read cannot pass (a program in
+// progress, an earlier read) or waits for the chain's first page. A read
+// goes before the queued programs (read priority, see sense), so it needs
+// to know where they begin; a write that finds every plane busy extends
+// every chain without touching it.
 type nandPlanes struct {
-	base []sim.Time
-	desc []uint64
-	prog sim.Time // a page's program time, write amplification included
-	lap  int64    // the pointer's full turns
-	pos  int      // the write pointer
+	base  []sim.Time
+	desc  []uint64
+	chain []sim.Time
+	prog  sim.Time // a page's program time, write amplification included
+	lap   int64    // the pointer's full turns
+	pos   int      // the write pointer
 }
 
 func newNANDPlanes(c SSDConfig) nandPlanes {
 	n := c.Planes()
-	return nandPlanes{base: make([]sim.Time, n), desc: make([]uint64, (n+63)/64),
+	return nandPlanes{base: make([]sim.Time, n), desc: make([]uint64, (n+63)/64), chain: make([]sim.Time, n),
 		prog: sim.TimeOf(float64(c.ProgramTime) * c.WriteAmplification)}
 }
 
@@ -39,6 +48,27 @@ func (p *nandPlanes) at(q int) sim.Time {
 		w++
 	}
 	return p.base[q] + p.prog*sim.Time(w)
+}
+
+// sense senses a page on plane q, whose free time is free, for a read at
+// now, and returns when the sensing ends and the plane's new free time.
+// Reads go before queued programs (read priority, as flash controllers
+// schedule: docs/memory.md): an idle plane senses at once; a busy one
+// after the program in progress (the chain's programs are back to back
+// from chain[q], so it ends on the first program boundary at or after
+// now) or, before the chain, when the chain begins; the programs queued
+// after the read move a tR later.
+func (p *nandPlanes) sense(q int, free, now, tR sim.Time) (sensed, newFree sim.Time) {
+	start := p.chain[q]
+	switch {
+	case now >= free:
+		p.chain[q] = now + tR
+		return now + tR, now + tR
+	case now > start && p.prog > 0:
+		start += (now - start + p.prog - 1) / p.prog * p.prog
+	}
+	p.chain[q] = start + tR
+	return start + tR, free + tR
 }
 
 // order recomputes the order bits of the n pairs from position q on

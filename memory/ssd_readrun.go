@@ -76,7 +76,7 @@ type readCmd struct {
 
 // fastRead takes read r into the closed-form path, starting a run if the
 // drive is idle, and reports whether it did.
-func (s *SSD) fastRead(r Request) bool {
+func (s *pageDrive) fastRead(r Request) bool {
 	w := &s.readRun
 	if r.Write || s.cfg.EventByEvent || s.cfg.SmallIOLatency > 0 || s.eng.Trace().AllSpans() {
 		return false
@@ -122,7 +122,7 @@ func (s *SSD) fastRead(r Request) bool {
 
 // placeOnLink puts command i in link order and works the link out again
 // from there, moving later commands' ends.
-func (s *SSD) placeOnLink(i int) {
+func (s *pageDrive) placeOnLink(i int) {
 	w := &s.readRun
 	w.order = append(w.order, int32(i))
 	first := s.linkPlace(len(w.order) - 1)
@@ -142,7 +142,7 @@ func (s *SSD) placeOnLink(i int) {
 
 // linkPlace moves the command at the end of the link order back to its
 // place (by ready time, then index) and returns that place.
-func (s *SSD) linkPlace(j int) int {
+func (s *pageDrive) linkPlace(j int) int {
 	w := &s.readRun
 	c := w.order[j]
 	for ; j > 0 && w.cmds[w.order[j-1]].ready > w.cmds[c].ready; j-- {
@@ -155,7 +155,7 @@ func (s *SSD) linkPlace(j int) int {
 // readEnd is the end of the run's read id, or an earlier time it was
 // expected to end at: it is raised at its end, and with the last the run
 // is written out.
-func (s *SSD) readEnd(id int64) {
+func (s *pageDrive) readEnd(id int64) {
 	w := &s.readRun
 	if !w.active || id < w.reqs[0].id || id > w.reqs[len(w.reqs)-1].id {
 		return
@@ -166,7 +166,7 @@ func (s *SSD) readEnd(id int64) {
 		return
 	}
 	x.raised = true
-	s.raise(ssdCmd{req: x.req, start: x.arrival, parent: -1})
+	s.finish(x.req, x.arrival)
 	if w.open--; w.open == 0 {
 		s.settleReads(s.eng.Now())
 	}
@@ -181,7 +181,7 @@ const minCompact = 64
 // out as before), writing out their totals and link traffic: a run that
 // never ends, because reads keep the drive busy, holds only what is under
 // way. It next tries when the run has twice as many reads as it kept.
-func (s *SSD) compactReads() {
+func (s *pageDrive) compactReads() {
 	w := &s.readRun
 	cut, seen := 0, int32(-1) // reads to drop; the largest command index on the link so far
 	for q, pos := 0, 0; q < len(w.reqs) && w.reqs[q].raised; q++ {
@@ -260,7 +260,7 @@ func (w *readRun) checkpoint(k int, now sim.Time) *readCheck {
 // event by event. The NAND and the controller may go back to different
 // reads' checkpoints: a command issued by now may still be in the
 // controller.
-func (s *SSD) handOverReads() {
+func (s *pageDrive) handOverReads() {
 	now := s.eng.Now()
 	w := &s.readRun
 	if k := slices.IndexFunc(w.cmds, func(c readCmd) bool { return c.ctrl > now }); k >= 0 {
@@ -289,7 +289,7 @@ func (w *readRun) check(r int) *readCheck {
 // settleReads writes out the run as of now: the link traffic in link
 // order, the totals of the commands that have ended, and every command
 // still under way at the stage it has reached.
-func (s *SSD) settleReads(now sim.Time) {
+func (s *pageDrive) settleReads(now sim.Time) {
 	w := &s.readRun
 	w.active = false
 	w.slots = slices.Grow(w.slots[:0], len(w.cmds))[:len(w.cmds)]
@@ -327,7 +327,7 @@ func (s *SSD) settleReads(now sim.Time) {
 		}
 		if ended == x.n && !x.raised {
 			x.raised = true
-			s.raise(ssdCmd{req: x.req, start: x.arrival, parent: -1})
+			s.finish(x.req, x.arrival)
 		}
 	}
 	arrived := linkTally{cfg: s.host.CardToHost.Config()}

@@ -14,23 +14,44 @@ import (
 // configuration, against which the SSD's unrolled write loop and owed
 // channel formula are checked: a written page crosses its channel, then
 // its plane programs it; a read page is sensed on its plane, then crosses
-// its channel.
+// its channel, before the programs queued on its plane: it waits for the
+// program in progress, or an earlier read, and the queued programs move
+// a tR later. A channel keeps the idle stretch before its last transfer
+// (gapFrom, gapTo): a read's page, or a write's pages on the channel all
+// together, go there if they fit, and what is left of it is after them.
 type refNAND struct {
 	cfg            SSDConfig
 	plane, channel []sim.Time
+	gapFrom, gapTo []sim.Time
 	pos            int
+	// queued holds each plane's programs not yet begun by their start
+	// times; head is the end of what a read cannot pass
+	queued [][]sim.Time
+	head   []sim.Time
 }
 
 func (r *refNAND) write(now sim.Time, n int64) sim.Time {
 	waf := r.cfg.WriteAmplification
 	xfer := sim.TimeOf(float64(r.cfg.ChannelBandwidth.TransferTime(r.cfg.PageBytes)) * waf)
 	prog := sim.TimeOf(float64(r.cfg.ProgramTime) * waf)
+	onChannel := make([]int64, r.cfg.Channels)
+	for i := range n {
+		onChannel[(int64(r.pos)+i)%int64(r.cfg.Channels)]++
+	}
+	arrive := make([]sim.Time, r.cfg.Channels) // the last page's arrival on each channel
+	for ch, k := range onChannel {
+		if k > 0 {
+			arrive[ch] = r.carry(ch, now, sim.Time(k)*xfer) - sim.Time(k)*xfer
+		}
+	}
 	var last sim.Time
 	for range n {
 		plane, ch := r.pos, r.pos%r.cfg.Channels
 		r.pos = (r.pos + 1) % r.cfg.Planes()
-		r.channel[ch] = max(now, r.channel[ch]) + xfer
-		r.plane[plane] = max(r.channel[ch], r.plane[plane]) + prog
+		arrive[ch] += xfer
+		start := max(arrive[ch], r.plane[plane])
+		r.queued[plane] = append(r.queued[plane], start)
+		r.plane[plane] = start + prog
 		last = max(last, r.plane[plane])
 	}
 	return last
@@ -41,12 +62,50 @@ func (r *refNAND) read(now sim.Time, addr, bytes int64) sim.Time {
 	for p := addr / page; p <= (addr+bytes-1)/page; p++ {
 		plane := int(p % int64(r.cfg.Planes()))
 		ch := plane % r.cfg.Channels
-		r.plane[plane] = max(now, r.plane[plane]) + r.cfg.ReadTime
+		sensed := r.sense(plane, now)
 		piece := min(addr+bytes, (p+1)*page) - max(addr, p*page)
-		r.channel[ch] = max(r.plane[plane], r.channel[ch]) + r.cfg.ChannelBandwidth.TransferTime(piece)
-		ready = max(ready, r.channel[ch])
+		ready = max(ready, r.carry(ch, sensed, r.cfg.ChannelBandwidth.TransferTime(piece)))
 	}
 	return ready
+}
+
+// carry puts a transfer of d on channel ch no earlier than t, in its gap
+// if it fits, and returns when it ends.
+func (r *refNAND) carry(ch int, t, d sim.Time) sim.Time {
+	if start := max(t, r.gapFrom[ch]); start+d <= r.gapTo[ch] {
+		r.gapFrom[ch] = start + d
+		return start + d
+	}
+	if t > r.channel[ch] {
+		r.gapFrom[ch], r.gapTo[ch] = r.channel[ch], t
+	}
+	r.channel[ch] = max(t, r.channel[ch]) + d
+	return r.channel[ch]
+}
+
+// sense senses a page on plane q for a read at now and returns when it
+// ends: the programs that have begun by now (or that a read cannot pass)
+// go first, the read next, and the programs still queued after it, each a
+// tR later.
+func (r *refNAND) sense(q int, now sim.Time) sim.Time {
+	prog := sim.TimeOf(float64(r.cfg.ProgramTime) * r.cfg.WriteAmplification)
+	busy := r.head[q]
+	queued := r.queued[q]
+	for len(queued) > 0 && (queued[0] < now || queued[0] < busy) {
+		busy = max(busy, queued[0]+prog)
+		queued = queued[1:]
+	}
+	if len(queued) == 0 {
+		sensed := max(now, busy, r.plane[q]) + r.cfg.ReadTime
+		r.queued[q], r.head[q], r.plane[q] = nil, sensed, sensed
+		return sensed
+	}
+	sensed := max(now, busy, queued[0]) + r.cfg.ReadTime
+	for i := range queued {
+		queued[i] += r.cfg.ReadTime
+	}
+	r.queued[q], r.head[q], r.plane[q] = queued, sensed, r.plane[q]+r.cfg.ReadTime
+	return sensed
 }
 
 // orderBits returns the order bits of planes free at free: bit q is set
@@ -72,7 +131,7 @@ func (p *nandPlanes) free() []sim.Time {
 
 // settled returns the channels' free times with any owed write written
 // out, leaving s as it was.
-func settled(s *SSD) []sim.Time {
+func settled(s *pageDrive) []sim.Time {
 	c := s.channels
 	c.free, c.start = slices.Clone(c.free), slices.Clone(c.start)
 	c.settle()
@@ -92,13 +151,16 @@ func TestNANDMatchesPageByPage(t *testing.T) {
 		require.NoError(t, err)
 		for trial := range 40 {
 			eng := sim.NewEngine(8)
-			got, err := NewSSD(eng, cfg)
+			drive, err := NewSSD(eng, cfg)
 			require.NoError(t, err)
+			got := drive.page()
 			got.planes.advance(r.IntN(cfg.Planes()))
 			for q := range got.planes.pos {
 				got.planes.base[q] = -got.planes.prog // no write yet
 			}
-			want := refNAND{cfg: cfg, plane: make([]sim.Time, cfg.Planes()), channel: make([]sim.Time, cfg.Channels), pos: got.planes.pos}
+			want := refNAND{cfg: cfg, plane: make([]sim.Time, cfg.Planes()), channel: make([]sim.Time, cfg.Channels), pos: got.planes.pos,
+				queued: make([][]sim.Time, cfg.Planes()), head: make([]sim.Time, cfg.Planes()),
+				gapFrom: make([]sim.Time, cfg.Channels), gapTo: make([]sim.Time, cfg.Channels)}
 			for step := range 200 {
 				// odd trials are an export's stream: channel rounds of about
 				// 25 us back to back keep every plane programming

@@ -19,6 +19,9 @@ func tinySSD() SSDConfig {
 		WriteBufferBytes: 8192, WriteAmplification: 1, RatedDWPD: 1}
 }
 
+// page returns the drive's page-level model.
+func (s *SSD) page() *pageDrive { return s.drive.(*pageDrive) }
+
 func newTestSSD(t *testing.T, cfg SSDConfig) (*sim.Engine, *SSD, *completions) {
 	eng := sim.NewEngine(0)
 	s, err := NewSSD(eng, cfg)

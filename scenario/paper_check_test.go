@@ -13,15 +13,20 @@ import (
 // CachedAttention (Gao et al., USENIX ATC 2024, Figures 13 and 14): the
 // TTFT reduction of CA against recomputing every turn, and CA's hit rate,
 // per model. kvcosim's figures (docs/examples/cachedattention-paper.yaml)
-// are held within paperBand of them.
+// are held within paperBand of them, but LLaMA-65B's TTFT reduction,
+// above the band since the drives' reads go before queued programs.
 var cachedAttentionPaper = []struct {
 	model                  string
 	ttftReduction, hitRate float64
+	// fasterThanPaper: kvcosim's TTFT reduction lies above the band, for
+	// the reason docs/studies.md gives; the check then holds it there, so
+	// that a change that brings it back says so
+	fasterThanPaper bool
 }{
-	{"llama-2-13b", 0.85, 0.86},
-	{"llama-65b", 0.61, 0.71},
-	{"llama-2-70b", 0.87, 0.89},
-	{"falcon-40b", 0.86, 0.90},
+	{"llama-2-13b", 0.85, 0.86, false},
+	{"llama-65b", 0.61, 0.71, true},
+	{"llama-2-70b", 0.87, 0.89, false},
+	{"falcon-40b", 0.86, 0.90, false},
 }
 
 // paperBand is how far, in points, a figure may lie from the published one.
@@ -55,7 +60,11 @@ func TestCachedAttentionPaperBand(t *testing.T) {
 			reduction := 1 - mean["cachedattention"]/mean["recompute"]
 			t.Logf("%s: TTFT reduction %.1f %% (paper %.0f %%), hit rate %.1f %% (paper %.0f %%)",
 				c.model, 100*reduction, 100*c.ttftReduction, 100*hit, 100*c.hitRate)
-			assert.LessOrEqual(t, math.Abs(reduction-c.ttftReduction), paperBand, "TTFT reduction")
+			if c.fasterThanPaper {
+				assert.Greater(t, reduction, c.ttftReduction+paperBand, "TTFT reduction above the band (docs/studies.md)")
+			} else {
+				assert.LessOrEqual(t, math.Abs(reduction-c.ttftReduction), paperBand, "TTFT reduction")
+			}
 			assert.LessOrEqual(t, math.Abs(hit-c.hitRate), paperBand, "hit rate")
 		})
 	}
