@@ -21,7 +21,7 @@ func (d *ssdDriver) Handle(ev sim.Event) { d.ssd.Access(d.reqs[ev.Arg]) }
 
 // runSSDWorkload runs the timed requests on a fresh drive and returns it
 // with every request's completion time.
-func runSSDWorkload(t *testing.T, cfg SSDConfig, at []sim.Time, reqs []Request) (*SSD, map[int64]sim.Time, sim.Time) {
+func runSSDWorkload(t testing.TB, cfg SSDConfig, at []sim.Time, reqs []Request) (*SSD, map[int64]sim.Time, sim.Time) {
 	eng, s, c := newTestSSD(t, cfg)
 	d := &ssdDriver{ssd: s}
 	for i, r := range reqs {

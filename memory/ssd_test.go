@@ -22,7 +22,7 @@ func tinySSD() SSDConfig {
 // page returns the drive's page-level model.
 func (s *SSD) page() *pageDrive { return s.drive.(*pageDrive) }
 
-func newTestSSD(t *testing.T, cfg SSDConfig) (*sim.Engine, *SSD, *completions) {
+func newTestSSD(t testing.TB, cfg SSDConfig) (*sim.Engine, *SSD, *completions) {
 	eng := sim.NewEngine(0)
 	s, err := NewSSD(eng, cfg)
 	require.NoError(t, err)
