@@ -185,7 +185,7 @@ func assertPlotDataMatchesTheRuns(t *testing.T, out, html string) {
 }
 
 // Bad input fails the study before any run, with nothing written: a mode
-// it does not compare, a design the scenario cannot take (named), a tier
+// it does not compare, a seed count out of range, a design the scenario cannot take (named), a tier
 // list.
 func TestStudyRefusesBadInput(t *testing.T) {
 	for _, c := range []struct {
@@ -193,6 +193,7 @@ func TestStudyRefusesBadInput(t *testing.T) {
 		want      []string
 	}{
 		{"functional mode", "mode=functional", []string{"mode: functional: the default study compares the designs' timing"}},
+		{"no seeds", "study.seeds=0", []string{"--set study.seeds=0: key study.seeds: 0 is out of range (allowed: 1 to 100)"}},
 		{"a design the scenario cannot take", "store.async_buffer=1GiB", []string{"simrun: cachedattention: ", "key store.async_buffer"}},
 		{"a tier list", "storage.tiers=[{name: ssd, device: kioxia-cm6, capacity: 2TB}]",
 			[]string{"simrun: storage.tiers: the default study varies the store's size and its drives"}},
@@ -212,15 +213,16 @@ func TestStudyRefusesBadInput(t *testing.T) {
 // The study takes the default scenario as a file (its storage keys then
 // come from the file: the break-even map leaves out the DRAM path, which
 // would put storage.tiers beside them) and a model whose KV is 8 times
-// Llama-3-70B's (the map keeps the histories its memory holds).
+// Llama-3-70B's (the map keeps the histories its memory holds); on one
+// seed, to stay fast.
 func TestStudyTakesOtherScenarios(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		args []string
 		path string
 	}{
-		{"the default as a file", []string{"-c", "../../scenario/default.yaml", "--set", "workload.sessions=20"}, "2 drives, Gen5 card"},
-		{"an MHA model", []string{"--set", "model=llama-65b", "--set", "workload.sessions=20", "--set", "store.async_buffer=1TB"}, "host DRAM"},
+		{"the default as a file", []string{"-c", "../../scenario/default.yaml", "--set", "workload.sessions=20", "--set", "study.seeds=1"}, "2 drives, Gen5 card"},
+		{"an MHA model", []string{"--set", "model=llama-65b", "--set", "workload.sessions=20", "--set", "store.async_buffer=1TB", "--set", "study.seeds=1"}, "host DRAM"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "study")
