@@ -129,8 +129,9 @@ func LogX(p *plot.Plot) {
 }
 
 // LogY puts the plot's y axis on a log scale when every value of the
-// series (and every least of its spread) is positive (a log axis cannot show 0: a study without resumed
-// turns has TTFT percentiles of 0), and reports whether it did.
+// series, and every least of a spread, is positive (a log axis cannot
+// show 0: a study without resumed turns has TTFT percentiles of 0), and
+// reports whether it did.
 func LogY(p *plot.Plot, series []Series) bool {
 	for _, s := range series {
 		if slices.ContainsFunc(slices.Concat(s.Y, s.Min), func(y float64) bool { return !(y > 0) }) {

@@ -139,11 +139,11 @@ func runStudy(args []string, stdout, stderr io.Writer) int {
 }
 
 // planStudy lays out the study's runs: every design at the scenario's load
-// (with its outputs; the fpga design's observed) and at each other load,
-// each over the study's seeds (the first seed's outputs written, the fpga
-// design's first seed observed), every design with delta exports, the fpga design at each store size, and the
-// break-even map's short runs (breakeven.go), whose sessions it writes
-// into out. The delta exports use the layer-major layout: the claim-9
+// and at each other load, each over the study's seeds (the first seed's
+// outputs written at the scenario's load, the fpga design's observed),
+// every storing design with delta exports, the fpga design at each store
+// size, and the break-even map's short runs (breakeven.go), whose sessions
+// it writes into out. The delta exports use the layer-major layout: the claim-9
 // layout keeps V column by column, so that appending to an object writes
 // one run of a few bytes per column (81,920 for Llama-3-70B), a cost the
 // study does not need to simulate to count the bytes, which are the same.
