@@ -3,17 +3,21 @@ package reports
 import (
 	"encoding/csv"
 	"io"
+	"slices"
 	"strconv"
+	"strings"
 )
 
-// ComparisonColumns are comparison.csv's header: one row per design.
+// ComparisonColumns are the header of a sweep.csv's figures (after the
+// point and its grid values), and the figures of the study's
+// comparison.csv (SpreadColumns).
 var ComparisonColumns = []string{"design", "requests_completed", "ttft_ms_mean", "ttft_ms_p50", "ttft_ms_p90", "ttft_ms_p99",
 	"tpot_ms_p50", "tpot_ms_p99", "e2e_ms_p50", "throughput_tokens_per_s", "hit_ratio_tokens",
 	"prefill_tokens_computed", "prefill_tokens_reused", "storage_write_bytes", "storage_read_bytes", "sim_time_s",
 	"resumed_ttft_ms_p50", "resumed_ttft_ms_p99", "kv_wait_ms_p50", "delivered_share", "saturated",
 	"sustained_output_tokens_per_s", "sustained_drive_writes_per_day"}
 
-// ComparisonRow is a summary's comparison.csv row.
+// ComparisonRow is a summary's figures, in ComparisonColumns' order.
 func ComparisonRow(s *Summary) []string {
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 6, 64) }
 	i := func(v int64) string { return strconv.FormatInt(v, 10) }
@@ -21,12 +25,12 @@ func ComparisonRow(s *Summary) []string {
 		f(s.TPOTms.P50), f(s.TPOTms.P99), f(s.E2Ems.P50), f(s.ThroughputTokensPerS), f(s.HitRatioTokens),
 		i(s.PrefillTokensComputed), i(s.PrefillTokensReused), i(s.Bytes["storage_write"]), i(s.Bytes["storage_read"]), f(s.SimTimeS),
 		f(s.ResumedTTFTms.P50), f(s.ResumedTTFTms.P99), f(s.KVWaitMs.P50), deliveredShare(&s.Load), strconv.FormatBool(s.Saturated),
-		f(s.SustainedOutputTokensPerS), f(sustainedDriveWrites(s))}
+		f(s.SustainedOutputTokensPerS), f(SustainedDriveWrites(s))}
 }
 
-// sustainedDriveWrites is the busiest drive tier's sustained drive writes
+// SustainedDriveWrites is the busiest drive tier's sustained drive writes
 // per day (0 without drives).
-func sustainedDriveWrites(s *Summary) float64 {
+func SustainedDriveWrites(s *Summary) float64 {
 	most := 0.0
 	for _, t := range s.Tiers {
 		most = max(most, t.SustainedDriveWritesPerDay)
@@ -42,14 +46,100 @@ func deliveredShare(l *Load) string {
 	return strconv.FormatFloat(l.DeliveredShare, 'f', 6, 64)
 }
 
-// WriteComparisonCSV writes one row per summary, with the header.
-func WriteComparisonCSV(w io.Writer, sums []Summary) error {
+// Spread is a figure over several seeds' runs: their mean, least and
+// greatest.
+type Spread struct{ Mean, Min, Max float64 }
+
+// SpreadOf is the spread of values (the zero Spread for none).
+func SpreadOf(values []float64) Spread {
+	if len(values) == 0 {
+		return Spread{}
+	}
+	s := Spread{Min: values[0], Max: values[0]}
+	sum := 0.0
+	for _, v := range values {
+		sum += v
+		s.Min, s.Max = min(s.Min, v), max(s.Max, v)
+	}
+	s.Mean = min(max(sum/float64(len(values)), s.Min), s.Max) // a float sum's rounding stays inside
+	return s
+}
+
+// Overlaps reports whether two spreads share a value: a difference between
+// their means is then within what the seeds move them.
+func (s Spread) Overlaps(o Spread) bool { return s.Min <= o.Max && o.Min <= s.Max }
+
+// spreadFree are comparison.csv's columns that are not figures: a name and
+// a yes or no, which take no least and greatest.
+var spreadFree = []string{"design", "saturated"}
+
+// SpreadColumns are the study's comparison.csv header: ComparisonColumns,
+// each figure followed by its least and greatest over the seeds
+// (FIGURE_min, FIGURE_max).
+func SpreadColumns() []string {
+	var out []string
+	for _, c := range ComparisonColumns {
+		out = append(out, c)
+		if !slices.Contains(spreadFree, c) {
+			out = append(out, c+"_min", c+"_max")
+		}
+	}
+	return out
+}
+
+// SpreadRow is one design's row of the study's comparison.csv from its
+// seeds' summaries: each figure's mean, least and greatest, written with
+// as many decimals as the seeds' own cells (a count stays whole: its mean
+// is rounded); the design's name; saturated when any seed's run was; a
+// figure no seed has (an unjudged run's delivered share) empty.
+func SpreadRow(seeds []Summary) []string {
+	rows := make([][]string, len(seeds))
+	for i := range seeds {
+		rows[i] = ComparisonRow(&seeds[i])
+	}
+	var out []string
+	for c, name := range ComparisonColumns {
+		switch name {
+		case "design":
+			out = append(out, rows[0][c])
+			continue
+		case "saturated":
+			out = append(out, strconv.FormatBool(slices.ContainsFunc(seeds, func(s Summary) bool { return s.Saturated })))
+			continue
+		}
+		var values []float64
+		decimals := 0
+		for _, r := range rows {
+			v, err := strconv.ParseFloat(r[c], 64)
+			if err != nil {
+				continue // empty: not measured in this seed
+			}
+			values = append(values, v)
+			if dot := strings.IndexByte(r[c], '.'); dot >= 0 {
+				decimals = len(r[c]) - dot - 1
+			}
+		}
+		if len(values) == 0 {
+			out = append(out, "", "", "")
+			continue
+		}
+		s := SpreadOf(values)
+		for _, v := range []float64{s.Mean, s.Min, s.Max} {
+			out = append(out, strconv.FormatFloat(v, 'f', decimals, 64))
+		}
+	}
+	return out
+}
+
+// WriteSpreadCSV writes the study's comparison.csv: one row per design,
+// over its seeds' summaries (SpreadRow), with the header.
+func WriteSpreadCSV(w io.Writer, designs [][]Summary) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(ComparisonColumns); err != nil {
+	if err := cw.Write(SpreadColumns()); err != nil {
 		return err
 	}
-	for i := range sums {
-		if err := cw.Write(ComparisonRow(&sums[i])); err != nil {
+	for _, seeds := range designs {
+		if err := cw.Write(SpreadRow(seeds)); err != nil {
 			return err
 		}
 	}

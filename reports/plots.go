@@ -30,10 +30,13 @@ var palette = []color.RGBA{
 // Colour is palette colour i (modulo its length).
 func Colour(i int) color.Color { return palette[i%len(palette)] }
 
-// Series is a named line: its points, in order.
+// Series is a named line: its points, in order. Min and Max, when given
+// (as many as Y), are each point's least and greatest over the seeds it
+// is the mean of: LinePlot draws them as error bars.
 type Series struct {
-	Name string
-	X, Y []float64
+	Name     string
+	X, Y     []float64
+	Min, Max []float64
 }
 
 // Chart is a plot together with the values it draws, so that a figure's
@@ -50,7 +53,14 @@ type Chart struct {
 // Data returns the chart's table: its header, then one row per drawn value.
 func (c *Chart) Data() [][]string { return c.data }
 
-func (c *Chart) row(cells ...string) { c.data = append(c.data, cells) }
+// row adds a row to the chart's data, padded with empty cells to the
+// header's width (a ring or a rating has no spread).
+func (c *Chart) row(cells ...string) {
+	for len(cells) < len(c.data[0]) {
+		cells = append(cells, "")
+	}
+	c.data = append(c.data, cells)
+}
 
 // NominalX makes the x axis categorical: positions 0, 1, ... carry the
 // names, as ticks and in the chart's data.
@@ -119,11 +129,12 @@ func LogX(p *plot.Plot) {
 }
 
 // LogY puts the plot's y axis on a log scale when every value of the
-// series is positive (a log axis cannot show 0: a study without resumed
-// turns has TTFT percentiles of 0), and reports whether it did.
+// series, and every least of a spread, is positive (a log axis cannot
+// show 0: a study without resumed turns has TTFT percentiles of 0), and
+// reports whether it did.
 func LogY(p *plot.Plot, series []Series) bool {
 	for _, s := range series {
-		if slices.ContainsFunc(s.Y, func(y float64) bool { return !(y > 0) }) {
+		if slices.ContainsFunc(slices.Concat(s.Y, s.Min), func(y float64) bool { return !(y > 0) }) {
 			return false
 		}
 	}
@@ -135,21 +146,39 @@ func LogY(p *plot.Plot, series []Series) bool {
 const maxMarkedPoints = 30
 
 // LinePlot draws each series as a line, with a marker on each point of a
-// short series (a few measured points, as a sweep's).
+// short series (a few measured points, as a sweep's), and error bars from
+// each point's Min to its Max where the series has them; their data then
+// has the columns "min: " and "max: " the y axis's label.
 func LinePlot(title, xLabel, yLabel string, series []Series) (*Chart, error) {
 	p := &Chart{Plot: newPlot(title, xLabel, yLabel), data: [][]string{{"series", xLabel, yLabel}}, columns: []string{"series", "x", "y"}}
+	if slices.ContainsFunc(series, Series.spread) {
+		p.data[0] = append(p.data[0], "min: "+yLabel, "max: "+yLabel)
+		p.columns = append(p.columns, "min", "max")
+	}
 	for i, s := range series {
 		if len(s.X) != len(s.Y) {
 			return nil, fmt.Errorf("plot %q: series %q has %d x and %d y values", title, s.Name, len(s.X), len(s.Y))
 		}
+		if s.spread() && (len(s.Min) != len(s.Y) || len(s.Max) != len(s.Y)) {
+			return nil, fmt.Errorf("plot %q: series %q has %d y, %d min and %d max values", title, s.Name, len(s.Y), len(s.Min), len(s.Max))
+		}
 		pts := make(plotter.XYs, len(s.X))
 		for j := range pts {
 			pts[j] = plotter.XY{X: s.X[j], Y: s.Y[j]}
-			p.row(s.Name, num(s.X[j]), num(s.Y[j]))
+			if s.spread() {
+				p.row(s.Name, num(s.X[j]), num(s.Y[j]), num(s.Min[j]), num(s.Max[j]))
+			} else {
+				p.row(s.Name, num(s.X[j]), num(s.Y[j]))
+			}
 		}
 		line, points, err := plotter.NewLinePoints(pts)
 		if err != nil {
 			return nil, fmt.Errorf("plot %q: series %q: %w", title, s.Name, err)
+		}
+		if s.spread() {
+			if err := errorBars(p, s, pts, Colour(i)); err != nil {
+				return nil, fmt.Errorf("plot %q: series %q: %w", title, s.Name, err)
+			}
 		}
 		line.Color, points.Color = Colour(i), Colour(i)
 		line.Width, points.Shape = vg.Points(1.5), plotutil.Shape(i)
@@ -163,6 +192,33 @@ func LinePlot(title, xLabel, yLabel string, series []Series) (*Chart, error) {
 		p.Legend.Add(s.Name, line, points)
 	}
 	return p, nil
+}
+
+// spread reports whether the series gives each point's least and
+// greatest.
+func (s Series) spread() bool { return s.Min != nil || s.Max != nil }
+
+// spreadPoints are a series' points with their distances down to its Min
+// and up to its Max, as plotter.YErrorBars takes them.
+type spreadPoints struct {
+	plotter.XYs
+	plotter.YErrors
+}
+
+// errorBars draws a vertical bar with caps from each point's Min to its
+// Max, in the series' colour.
+func errorBars(p *Chart, s Series, pts plotter.XYs, c color.Color) error {
+	errs := make(plotter.YErrors, len(pts))
+	for j := range errs {
+		errs[j].Low, errs[j].High = s.Y[j]-s.Min[j], s.Max[j]-s.Y[j]
+	}
+	bars, err := plotter.NewYErrorBars(spreadPoints{pts, errs})
+	if err != nil {
+		return err
+	}
+	bars.Color, bars.Width, bars.CapWidth = c, vg.Points(1), vg.Points(6)
+	p.Add(bars)
+	return nil
 }
 
 // PointPlot draws each series as points alone, each series shifted a

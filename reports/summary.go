@@ -60,7 +60,9 @@ type Summary struct {
 	// no longer on the accelerator (looked up, or recomputed) and the
 	// requests whose lookup hit the store (a one-turn trace's first turns
 	// among them): their TTFT, and their wait for the KV.
-	ResumedTTFTms        Percentiles `json:"resumed_ttft_ms"`
+	ResumedTTFTms Percentiles `json:"resumed_ttft_ms"`
+	// ResumedTurns is how many resumed turns ResumedTTFTms is over.
+	ResumedTurns         int         `json:"resumed_turns"`
 	KVWaitMs             Percentiles `json:"kv_wait_ms"`
 	ThroughputTokensPerS float64     `json:"throughput_tokens_per_s"`
 	// SustainedOutputTokensPerS is the output throughput of the load kept

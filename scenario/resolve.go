@@ -113,6 +113,10 @@ func (r *resolver) duration(key, value string, limit sim.Time) sim.Time {
 	return t
 }
 
+// maxStudySeeds bounds study.seeds: a hundred seeds give a spread's
+// extremes to about 1 %; more only multiply the study's time.
+const maxStudySeeds = 100
+
 // maxOverhead bounds a per-operation overhead or latency: a second is
 // far beyond any measured one (docs/scenario.md), and keeps a run's sums of
 // them far from sim.Horizon.
@@ -166,6 +170,7 @@ func (l *Loaded) resolve() (*resolved, error) {
 	r.resolveFPGA(sc, out)
 	r.resolveWorkload(sc, out)
 	r.resolveStore(sc, out)
+	r.intIn("study.seeds", int64(sc.Study.Seeds), 1, maxStudySeeds)
 	return out, r.err
 }
 

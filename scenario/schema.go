@@ -18,6 +18,15 @@ type Scenario struct {
 	Store       Store       `yaml:"store"`
 	Workload    Workload    `yaml:"workload"`
 	Functional  Functional  `yaml:"functional"`
+	Study       Study       `yaml:"study"`
+}
+
+// Study is what the default study (simrun with no command) reads; a run
+// or a sweep point does not.
+type Study struct {
+	// Seeds is how many seeds the study runs each headline and load point
+	// over: the scenario's seed and the next Seeds-1.
+	Seeds int `yaml:"seeds"`
 }
 
 // System is the overall design.

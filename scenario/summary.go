@@ -57,7 +57,7 @@ func (res *Result) Summary() reports.Summary {
 		output += rec.OutputTokens
 	}
 	s.TTFTms, s.TPOTms, s.E2Ems = reports.NewPercentiles(ttft), reports.NewPercentiles(tpot), reports.NewPercentiles(e2e)
-	s.ResumedTTFTms, s.KVWaitMs = reports.NewPercentiles(resumed), reports.NewPercentiles(kvWait)
+	s.ResumedTTFTms, s.ResumedTurns, s.KVWaitMs = reports.NewPercentiles(resumed), len(resumed), reports.NewPercentiles(kvWait)
 	s.Load = reports.NewLoad(served)
 	s.Saturated = s.Load.Why != ""
 	if now > 0 {

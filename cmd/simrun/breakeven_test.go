@@ -24,38 +24,70 @@ func TestCrossoverIsTheFirstHistoryThatWins(t *testing.T) {
 	}
 }
 
-func studyOf(p50s []float64, saturated []bool) *study {
+// studyOf is a study of one run per seed of each design at the
+// scenario's load: p50s[d] are design d's resumed-turn TTFT p50s, one per
+// seed, each over 400 resumed turns.
+func studyOf(p50s [][]float64, saturated []bool) *study {
 	st := &study{}
-	for d, p50 := range p50s {
-		s := reports.Summary{Design: studyDesigns[d], ResumedTTFTms: reports.Percentiles{P50: p50}, Saturated: saturated[d],
-			Load: reports.Load{Judged: true}}
-		st.designs = append(st.designs, pointResult{sum: s})
-		st.saturatedAt = append(st.saturatedAt, 0)
+	for s := range p50s[0] {
+		st.plan.seeds = append(st.plan.seeds, uint64(1+s))
+	}
+	for d, seeds := range p50s {
+		var runs []int
+		for _, p50 := range seeds {
+			s := reports.Summary{Design: studyDesigns[d], ResumedTTFTms: reports.Percentiles{P50: p50}, ResumedTurns: 400, Saturated: saturated[d],
+				Load: reports.Load{Judged: true}}
+			runs, st.results = append(runs, len(st.results)), append(st.results, pointResult{sum: s})
+		}
+		st.plan.designs = append(st.plan.designs, runs)
+		st.designs = append(st.designs, st.results[runs[0]])
+		st.saturatedFrom = append(st.saturatedFrom, -1)
 	}
 	return st
 }
 
-// The lead says who wins and by how much, from the figures; it neither
-// divides by zero nor names a winner when no resumed turn lost its KV.
+// oneSeed is each design's p50 on a single seed.
+func oneSeed(p50s ...float64) [][]float64 {
+	var out [][]float64
+	for _, p := range p50s {
+		out = append(out, []float64{p})
+	}
+	return out
+}
+
+// The lead says who wins and by how much, from the figures, and only where
+// the seeds' spreads do not overlap; it neither divides by zero nor names
+// a winner when no resumed turn lost its KV; each p50 says how many turns
+// it covers.
 func TestLeadStatesTheFindingFromTheFigures(t *testing.T) {
 	none := make([]bool, 5)
 	for _, c := range []struct {
 		name    string
-		p50     []float64
+		p50     [][]float64
 		sat     []bool
 		want    []string
 		notWant []string
 	}{
-		{"a store wins", []float64{246, 113, 168, 118, 67}, none,
-			[]string{"cachedattention serves a resumed turn", "3.7x faster", "The patent's card (fpga) takes 168 ms, 1.5x faster", "No design is saturated"}, []string{"NaN", "Inf"}},
-		{"the card wins", []float64{246, 200, 100, 300, 150}, none,
+		{"a store wins", oneSeed(246, 113, 168, 118, 67), none,
+			[]string{"At this load, cachedattention serves a resumed turn", "67 ms (p50 of 400 resumed turns)", "3.7x faster",
+				"The patent's card (fpga) takes 168 ms (p50 of 400 resumed turns), 1.5x faster", "No design is saturated"}, []string{"NaN", "Inf", "seeds"}},
+		{"the card wins", oneSeed(246, 200, 100, 300, 150), none,
 			[]string{"fpga serves a resumed turn whose KV left the accelerator fastest", "2.5x faster"}, []string{"The patent's card (fpga) takes"}},
-		{"recompute wins", []float64{50, 60, 70, 80, 90}, none,
+		{"recompute wins", oneSeed(50, 60, 70, 80, 90), none,
 			[]string{"no storing design serves a resumed turn faster than recomputing it"}, nil},
-		{"no resumed turn", []float64{0, 0, 0, 0, 0}, none,
+		{"no resumed turn", oneSeed(0, 0, 0, 0, 0), none,
 			[]string{"no resumed turn lost its KV"}, []string{"NaN", "Inf", "fastest"}},
-		{"a saturated design", []float64{246, 113, 168, 118, 67}, []bool{true, false, false, false, false},
+		{"a saturated design", oneSeed(246, 113, 168, 118, 67), []bool{true, false, false, false, false},
 			[]string{"Saturated at this load: recompute"}, nil},
+		{"a win within the spread", [][]float64{{240, 250, 260}, {300, 310, 320}, {280, 290, 300}, {300, 300, 300}, {200, 230, 255}}, none,
+			[]string{"At this load (means over 3 seeds, with their least and greatest), no storing design", "no storing design serves a resumed turn faster than recomputing it by more than the seeds' spread",
+				"the best, cachedattention, 228 ms (200-255, p50 of 400 resumed turns)"}, []string{"fastest", "x faster"}},
+		{"winners within each other's spread", [][]float64{{240, 250, 260}, {150, 160, 170}, {180, 190, 200}, {68, 75, 80}, {60, 65, 70}}, none,
+			[]string{"lmcache and cachedattention serve (within the seeds' spread of each other) a resumed turn whose KV left the accelerator fastest",
+				"TTFT p50 65 ms (60-70, p50 of 400 resumed turns) against 250 ms (240-260, p50 of 400 resumed turns)", "3.8x faster",
+				"The patent's card (fpga) takes 190 ms (180-200, p50 of 400 resumed turns), 1.3x faster"}, nil},
+		{"the card within recompute's spread", [][]float64{{240, 250, 260}, {150, 160, 170}, {230, 250, 270}, {100, 110, 120}, {60, 65, 70}}, none,
+			[]string{"The patent's card (fpga) takes 250 ms (230-270, p50 of 400 resumed turns), within the seeds' spread of recomputing."}, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			lead := studyOf(c.p50, c.sat).lead()
@@ -67,4 +99,16 @@ func TestLeadStatesTheFindingFromTheFigures(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A saturation point lies between the last load the curve measured
+// without one and the first with one.
+func TestSaturationIsBracketed(t *testing.T) {
+	st := studyOf(oneSeed(1, 1, 1, 1, 1), make([]bool, 5))
+	for k, want := range map[int]string{-1: "not up to 6x", 0: "at or below 0.5x", 1: "between 0.5x and 1x", 3: "between 2x and 4x"} {
+		st.saturatedFrom[2] = k
+		assert.Equal(t, want, st.saturationText(2), "first saturated at load %d", k)
+	}
+	st.saturatedFrom = []int{3, 4, 4, 3, -1}
+	assert.Equal(t, "recompute saturates first, between 2x and 4x the load", st.firstToSaturate())
 }

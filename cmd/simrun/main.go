@@ -75,8 +75,9 @@ func usage(w io.Writer) {
 
 With no command, simrun runs the default study: every design on the embedded
 default scenario (or -c FILE), their resumed-turn latency against offered load,
-the break-even map, the hit ratio against store capacity and the drives'
-endurance. It writes DIR/report.html (DIR is out unless -o says otherwise),
+both on study.seeds seeds (default 2; --set study.seeds=N) shown as mean, least
+and greatest, the break-even map, the hit ratio against store capacity and the
+drives' endurance. It writes DIR/report.html (DIR is out unless -o says otherwise),
 comparison.csv, each design's outputs and the plots, and prints the finding.
   -c FILE          scenario file (default: the embedded default scenario)
   -o DIR           output folder (default out)

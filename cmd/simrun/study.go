@@ -32,11 +32,16 @@ var studyCapacities = []string{"32GB", "64GB", "128GB", "256GB", "512GB", "2TB"}
 // studyPlan places the study's runs among its points.
 type studyPlan struct {
 	points []point
-	// designs are each design's run at the scenario's load; loads each
-	// design's runs at studyLoads; capacities the fpga design's at
-	// studyCapacities; delta each design's with delta exports.
-	designs, capacities, delta []int
-	loads                      [][]int
+	// seeds are the seeds (study.seeds of them, from the scenario's) each
+	// headline and load point runs over.
+	seeds []uint64
+	// designs are each design's runs at the scenario's load, one per seed
+	// (the first with its outputs); loads each design's at studyLoads, one
+	// per seed; capacities the fpga design's at studyCapacities; delta
+	// each design's with delta exports (these two on the first seed).
+	designs           [][]int
+	loads             [][][]int
+	capacities, delta []int
 	// breakEven are the break-even map's runs, [path][design], over its
 	// histories and read paths.
 	breakEven [][]int
@@ -134,10 +139,11 @@ func runStudy(args []string, stdout, stderr io.Writer) int {
 }
 
 // planStudy lays out the study's runs: every design at the scenario's load
-// (with its outputs; the fpga design's observed), at each other load and
-// with delta exports, the fpga design at each store size, and the
-// break-even map's short runs (breakeven.go), whose sessions it writes
-// into out. The delta exports use the layer-major layout: the claim-9
+// and at each other load, each over the study's seeds (the first seed's
+// outputs written at the scenario's load, the fpga design's observed),
+// every storing design with delta exports, the fpga design at each store
+// size, and the break-even map's short runs (breakeven.go), whose sessions
+// it writes into out. The delta exports use the layer-major layout: the claim-9
 // layout keeps V column by column, so that appending to an object writes
 // one run of a few bytes per column (81,920 for Llama-3-70B), a cost the
 // study does not need to simulate to count the bytes, which are the same.
@@ -148,17 +154,29 @@ func planStudy(base *scenario.Loaded, sets []string, out string) (p studyPlan, e
 		return len(p.points) - 1
 	}
 	with := func(extra ...string) []string { return append(slices.Clone(sets), extra...) }
+	for s := range base.Study.Seeds {
+		p.seeds = append(p.seeds, base.Seed+uint64(s))
+	}
+	// overSeeds adds a point once per seed: the first on the scenario's
+	// seed as it stands, the others with seed set.
+	overSeeds := func(label string, pt point) []int {
+		runs := []int{add(label, pt)}
+		for _, seed := range p.seeds[1:] {
+			runs = append(runs, add(fmt.Sprintf("%s (seed %d)", label, seed), point{sets: append(slices.Clone(pt.sets), fmt.Sprintf("seed=%d", seed))}))
+		}
+		return runs
+	}
 	for _, d := range studyDesigns {
-		p.designs = append(p.designs, add(d, point{sets: with("system.design=" + d), dir: filepath.Join(out, d), observe: d == "fpga"}))
+		p.designs = append(p.designs, overSeeds(d, point{sets: with("system.design=" + d), dir: filepath.Join(out, d), observe: d == "fpga"}))
 	}
 	for i, d := range studyDesigns {
-		var row []int
+		var row [][]int
 		for _, x := range studyLoads {
 			if x == 1 {
 				row = append(row, p.designs[i])
 				continue
 			}
-			row = append(row, add(fmt.Sprintf("%s at %gx the load", d, x), point{sets: with(append([]string{"system.design=" + d}, loadSets(base, x)...)...)}))
+			row = append(row, overSeeds(fmt.Sprintf("%s at %gx the load", d, x), point{sets: with(append([]string{"system.design=" + d}, loadSets(base, x)...)...)}))
 		}
 		p.loads = append(p.loads, row)
 	}
@@ -201,7 +219,7 @@ func loadSets(l *scenario.Loaded, x float64) []string {
 // writeStudy writes comparison.csv, the plots and report.html.
 func writeStudy(out string, st *study) error {
 	var csv bytes.Buffer
-	if err := reports.WriteComparisonCSV(&csv, st.sums()); err != nil {
+	if err := reports.WriteSpreadCSV(&csv, st.sums()); err != nil {
 		return err
 	}
 	if err := reports.WriteBytes(filepath.Join(out, "comparison.csv"), csv.Bytes()); err != nil {

@@ -6,16 +6,17 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kvcosim/kvcosim/reports"
 )
 
 func TestStudyWritesTheReport(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "study")
-	code, stdout, stderr := simrun("-o", out, "--set", "workload.sessions=30")
+	code, stdout, stderr := simrun("-o", out, "--set", "workload.sessions=30", "--set", "study.seeds=2")
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stdout, "report: "+filepath.Join(out, "report.html"))
 	for _, f := range []string{"comparison.csv", "recompute/summary.json", "cpu/requests.csv", "fpga/scenario.yaml",
@@ -31,20 +32,72 @@ func TestStudyWritesTheReport(t *testing.T) {
 	assert.Contains(t, html, `<img src="session_timeline.svg"`)
 	assert.Contains(t, html, "system:\n    design: fpga", "the resolved scenario")
 	assert.NotContains(t, html, "<script", "a static page")
-	csv, err := os.ReadFile(filepath.Join(out, "comparison.csv"))
-	require.NoError(t, err)
-	assert.Len(t, strings.Split(strings.TrimSpace(string(csv)), "\n"), 1+len(studyDesigns), "a header and every design")
+	comparison := readCSVFile(t, filepath.Join(out, "comparison.csv"))
+	assert.Len(t, comparison, 1+len(studyDesigns), "a header and every design")
 	assert.Contains(t, html, `<figure id="break_even_crossovers"><table>`, "the crossovers, printed")
 	assert.Contains(t, stdout, "break-even: the history from which")
+	assert.Contains(t, html, "the mean over 2 seeds with bars from their least to their greatest")
+	assert.Regexp(t, `p50 of \d+(-\d+)? resumed turns`, stdout, "a p50 says how many turns it covers")
+	assert.Regexp(t, `(between|at or below|not up to) [0-9.]+x`, stdout, "saturation bracketed by the loads measured")
+	assertSpreadHoldsTheMean(t, comparison)
 	assertPlotDataMatchesTheRuns(t, out, html)
+	assertSeedsRepeat(t, out, comparison)
+}
+
+// assertSpreadHoldsTheMean: comparison.csv has each figure's least and
+// greatest over the seeds beside it, around its mean, and the seeds do
+// move some of them.
+func assertSpreadHoldsTheMean(t *testing.T, comparison [][]string) {
+	require.Equal(t, reports.SpreadColumns(), comparison[0])
+	moved := 0
+	for c, name := range comparison[0] {
+		lo, hi := slices.Index(comparison[0], name+"_min"), slices.Index(comparison[0], name+"_max")
+		if lo < 0 {
+			continue
+		}
+		require.Equal(t, []int{c + 1, c + 2}, []int{lo, hi}, "%s: its least and greatest beside it", name)
+		for _, r := range comparison[1:] {
+			if r[c] == "" {
+				assert.Equal(t, []string{"", ""}, r[lo:hi+1], "%s of %s: no mean, no spread", name, r[0])
+				continue
+			}
+			mean, least, most := mustFloat(t, r[c]), mustFloat(t, r[lo]), mustFloat(t, r[hi])
+			assert.True(t, least <= mean && mean <= most, "%s of %s: %v <= %v <= %v", name, r[0], least, mean, most)
+			if least < most {
+				moved++
+			}
+		}
+	}
+	assert.Positive(t, moved, "the seeds move some figure")
+}
+
+// assertSeedsRepeat: seed s of a design's headline run is its folder's
+// scenario with the seed one more for each seed past the first; over the
+// study's seeds they give comparison.csv's spread.
+func assertSeedsRepeat(t *testing.T, out string, comparison [][]string) {
+	row := comparison[slices.IndexFunc(comparison, func(r []string) bool { return r[0] == "fpga" })]
+	var p50s []float64
+	for _, seed := range []string{"1", "2"} {
+		dir := filepath.Join(t.TempDir(), "seed"+seed)
+		code, _, stderr := simrun("run", "-c", filepath.Join(out, "fpga", "scenario.yaml"), "--seed", seed, "-o", dir)
+		require.Equal(t, 0, code, stderr)
+		var sum reports.Summary
+		js, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+		require.NoError(t, err)
+		require.NoError(t, json.Unmarshal(js, &sum))
+		p50s = append(p50s, sum.ResumedTTFTms.P50)
+	}
+	col := slices.Index(comparison[0], "resumed_ttft_ms_p50")
+	assert.InDelta(t, slices.Min(p50s), mustFloat(t, row[col+1]), 1e-6)
+	assert.InDelta(t, slices.Max(p50s), mustFloat(t, row[col+2]), 1e-6)
 }
 
 // assertPlotDataMatchesTheRuns: every plot on the study's page has its
 // values beside it, linked, with a header and rows; and where the runs'
 // own outputs hold the same figure, the file agrees with them: the TTFT
 // distribution with every design's requests.csv, the load curves at the
-// scenario's load with comparison.csv, the endurance bars with each
-// design's summary.json.
+// scenario's load (mean, least and greatest) with comparison.csv, the
+// endurance bars (the first seed's) with each design's summary.json.
 func assertPlotDataMatchesTheRuns(t *testing.T, out, html string) {
 	images := regexp.MustCompile(`<img src="([a-z_]+)\.svg"`).FindAllStringSubmatch(html, -1)
 	require.NotEmpty(t, images)
@@ -60,21 +113,38 @@ func assertPlotDataMatchesTheRuns(t *testing.T, out, html string) {
 		row := slices.IndexFunc(comparison, func(r []string) bool { return r[0] == design })
 		return mustFloat(t, comparison[row][slices.Index(comparison[0], column)])
 	}
-	at := func(file, panel, series, x string) float64 {
+	// values is a drawn value's cells: y, then its least and greatest where
+	// the plot has them.
+	values := func(file, panel, series, x string) []float64 {
 		for _, r := range data[file][1:] {
-			if panel != "" && r[0] != panel {
-				continue
+			if panel != "" {
+				if r[0] != panel {
+					continue
+				}
+				r = r[1:]
 			}
-			if r = r[len(r)-3:]; r[0] == series && r[1] == x {
-				return mustFloat(t, r[2])
+			if r[0] == series && r[1] == x {
+				var out []float64
+				for _, v := range r[2:] {
+					out = append(out, mustFloat(t, v))
+				}
+				return out
 			}
 		}
 		t.Fatalf("%s: no value of %s at %s in panel %q", file, series, x, panel)
-		return 0
+		return nil
 	}
+	at := func(file, panel, series, x string) float64 { return values(file, panel, series, x)[0] }
 	for _, design := range studyDesigns {
-		assert.InDelta(t, figure(design, "sustained_output_tokens_per_s"), at("throughput_vs_load", "", design, "1"), 1e-6, design)
-		assert.InDelta(t, figure(design, "resumed_ttft_ms_p50"), at("latency_vs_load", "resumed-turn TTFT p50 (ms)", design, "1"), 1e-6, design)
+		for _, c := range []struct{ file, panel, column string }{
+			{"throughput_vs_load", "", "sustained_output_tokens_per_s"},
+			{"latency_vs_load", "resumed-turn TTFT p50 (ms)", "resumed_ttft_ms_p50"},
+			{"latency_vs_load", "TTFT p99 (ms)", "ttft_ms_p99"},
+			{"latency_vs_load", "TPOT p50 (ms)", "tpot_ms_p50"},
+		} {
+			want := []float64{figure(design, c.column), figure(design, c.column+"_min"), figure(design, c.column+"_max")}
+			assert.InDeltaSlice(t, want, values(c.file, c.panel, design, "1"), 1e-6, "%s %s: mean, least and greatest", design, c.column)
+		}
 
 		requests := readCSVFile(t, filepath.Join(out, design, "requests.csv"))
 		col := slices.Index(requests[0], "ttft_ms")
@@ -109,13 +179,13 @@ func assertPlotDataMatchesTheRuns(t *testing.T, out, html string) {
 		for _, tier := range sum.Tiers {
 			dwpd = max(dwpd, tier.DriveWritesPerDay)
 		}
-		assert.InDelta(t, dwpd, at("endurance", "", "full exports", design), 1e-9, design)
-		assert.InDelta(t, dwpd, figure(design, "sustained_drive_writes_per_day"), 1e-6, design)
+		assert.InDelta(t, dwpd, at("endurance", "", "full exports", design), 1e-9, design) // the first seed's
+		assert.True(t, figure(design, "sustained_drive_writes_per_day_min")-1e-6 <= dwpd && dwpd <= figure(design, "sustained_drive_writes_per_day_max")+1e-6, design)
 	}
 }
 
 // Bad input fails the study before any run, with nothing written: a mode
-// it does not compare, a design the scenario cannot take (named), a tier
+// it does not compare, a seed count out of range, a design the scenario cannot take (named), a tier
 // list.
 func TestStudyRefusesBadInput(t *testing.T) {
 	for _, c := range []struct {
@@ -123,6 +193,7 @@ func TestStudyRefusesBadInput(t *testing.T) {
 		want      []string
 	}{
 		{"functional mode", "mode=functional", []string{"mode: functional: the default study compares the designs' timing"}},
+		{"no seeds", "study.seeds=0", []string{"--set study.seeds=0: key study.seeds: 0 is out of range (allowed: 1 to 100)"}},
 		{"a design the scenario cannot take", "store.async_buffer=1GiB", []string{"simrun: cachedattention: ", "key store.async_buffer"}},
 		{"a tier list", "storage.tiers=[{name: ssd, device: kioxia-cm6, capacity: 2TB}]",
 			[]string{"simrun: storage.tiers: the default study varies the store's size and its drives"}},
@@ -142,15 +213,16 @@ func TestStudyRefusesBadInput(t *testing.T) {
 // The study takes the default scenario as a file (its storage keys then
 // come from the file: the break-even map leaves out the DRAM path, which
 // would put storage.tiers beside them) and a model whose KV is 8 times
-// Llama-3-70B's (the map keeps the histories its memory holds).
+// Llama-3-70B's (the map keeps the histories its memory holds); on one
+// seed, to stay fast.
 func TestStudyTakesOtherScenarios(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		args []string
 		path string
 	}{
-		{"the default as a file", []string{"-c", "../../scenario/default.yaml", "--set", "workload.sessions=20"}, "2 drives, Gen5 card"},
-		{"an MHA model", []string{"--set", "model=llama-65b", "--set", "workload.sessions=20", "--set", "store.async_buffer=1TB"}, "host DRAM"},
+		{"the default as a file", []string{"-c", "../../scenario/default.yaml", "--set", "workload.sessions=20", "--set", "study.seeds=1"}, "2 drives, Gen5 card"},
+		{"an MHA model", []string{"--set", "model=llama-65b", "--set", "workload.sessions=20", "--set", "store.async_buffer=1TB", "--set", "study.seeds=1"}, "host DRAM"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "study")

@@ -84,26 +84,28 @@ func ttftBreakdown(sc string, designs []pointResult) (string, string, *reports.C
 	return "ttft_breakdown", "The mean time to first token per design, split into its stages: the CPU's request handling and claim-2 decision, the store's query and import, the wait for the accelerator, and the prefill; a request spends, on average, " + joinWords(words) + ".", p, err
 }
 
-// loadSeries is a metric of each design at every load.
+// loadSeries is a metric of each design at every load: its mean over the
+// seeds, with their least and greatest.
 func (st *study) loadSeries(metric func(*reports.Summary) float64) []reports.Series {
 	var series []reports.Series
 	for d, row := range st.plan.loads {
 		s := reports.Series{Name: studyDesigns[d], X: studyLoads}
-		for _, i := range row {
-			s.Y = append(s.Y, metric(&st.results[i].sum))
+		for _, seeds := range row {
+			v := st.spread(seeds, metric)
+			s.Y, s.Min, s.Max = append(s.Y, v.Mean), append(s.Min, v.Min), append(s.Max, v.Max)
 		}
 		series = append(series, s)
 	}
 	return series
 }
 
-// markSaturation rings each design's first saturated load on a load plot.
+// markSaturation rings each design's first saturated load on a load plot,
+// at its mean.
 func (st *study) markSaturation(p *reports.Chart, metric func(*reports.Summary) float64) error {
 	var xs, ys []float64
-	for d, at := range st.saturatedAt {
-		if at > 0 {
-			k := slices.Index(studyLoads, at)
-			xs, ys = append(xs, at), append(ys, metric(&st.results[st.plan.loads[d][k]].sum))
+	for d, k := range st.saturatedFrom {
+		if k >= 0 {
+			xs, ys = append(xs, studyLoads[k]), append(ys, st.spread(st.plan.loads[d][k], metric).Mean)
 		}
 	}
 	if len(xs) == 0 {
@@ -119,10 +121,10 @@ func (st *study) throughputCurve(sc string) (string, string, *reports.Chart, err
 		err = st.markSaturation(p, metric)
 	}
 	var parts []string
-	for d := range st.saturatedAt {
+	for d := range st.saturatedFrom {
 		parts = append(parts, studyDesigns[d]+" "+st.saturationText(d))
 	}
-	return "throughput_vs_load", fmt.Sprintf("Sustained output throughput against the offered load, per design: the output tokens served per session times the sessions per second delivered while they arrive (the whole run's rate divides by its idle tail and stays at the offered rate); rings where a design is first saturated (it cannot keep up: delivered under 90 %% of offered, or a queue that grows through the run); saturated from: %s.", joinWords(parts)), p, err
+	return "throughput_vs_load", fmt.Sprintf("Sustained output throughput against the offered load, per design, the mean%s with bars from their least to their greatest: the output tokens served per session times the sessions per second delivered while they arrive (the whole run's rate divides by its idle tail and stays at the offered rate); rings where a design is first saturated on some seed (it cannot keep up: delivered under 90 %% of offered, or a queue that grows through the run); saturates: %s.", st.seedsWords(), joinWords(parts)), p, err
 }
 
 func (st *study) latencyPanels(sc string) ([]*reports.Chart, error) {
@@ -485,7 +487,7 @@ func (st *study) plots(out string) ([]reports.Figure, error) {
 		},
 		func() error { return add(st.breakEven.pathPlot(sc, 8192)) },
 		func() error {
-			return panels("latency_vs_load", "Resumed-turn TTFT p50, TTFT p99 and TPOT p50 against the offered load (x the scenario's arrival rate), per design; rings mark where each design is first saturated ("+st.firstToSaturate()+").", 2.6, latency, err)
+			return panels("latency_vs_load", "Resumed-turn TTFT p50, TTFT p99 and TPOT p50 against the offered load (x the scenario's arrival rate), per design, the mean"+st.seedsWords()+" with bars from their least to their greatest; rings mark where each design is first saturated on some seed ("+st.firstToSaturate()+").", 2.6, latency, err)
 		},
 		func() error { return add(st.throughputCurve(sc)) },
 		func() error { return add(st.capacityCurve(sc)) },

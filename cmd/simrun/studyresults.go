@@ -5,7 +5,6 @@ import (
 	"io"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -18,13 +17,13 @@ type study struct {
 	base    *scenario.Loaded
 	plan    studyPlan
 	results []pointResult
-	// designs are each design's run at the scenario's load, in
-	// studyDesigns' order.
+	// designs are each design's run at the scenario's load on the first
+	// seed (the one whose outputs are written), in studyDesigns' order.
 	designs   []pointResult
 	breakEven breakEvenMap
-	// saturatedAt is the first load (a multiple of the scenario's) at which
-	// each design is saturated, 0 if none of studyLoads is.
-	saturatedAt []float64
+	// saturatedFrom is the index in studyLoads of the first load at which
+	// a run of each design (on any seed) is saturated, -1 if none is.
+	saturatedFrom []int
 	// warnings name the saturated runs the study's figures stand on (the
 	// load curve's runs past 1x are expected to saturate: they are marked
 	// on it instead; the break-even map's runs serve one turn at a time,
@@ -36,8 +35,8 @@ type study struct {
 // newStudy reads the study's runs.
 func newStudy(base *scenario.Loaded, plan studyPlan, results []pointResult) (*study, error) {
 	st := &study{base: base, plan: plan, results: results}
-	for _, i := range plan.designs {
-		st.designs = append(st.designs, results[i])
+	for _, seeds := range plan.designs {
+		st.designs = append(st.designs, results[seeds[0]])
 	}
 	unjudged := map[int]bool{}
 	for _, row := range plan.breakEven {
@@ -45,14 +44,17 @@ func newStudy(base *scenario.Loaded, plan studyPlan, results []pointResult) (*st
 			unjudged[i] = true
 		}
 	}
-	for d, row := range plan.loads {
-		st.saturatedAt = append(st.saturatedAt, 0)
-		for k, i := range row {
-			unjudged[i] = studyLoads[k] != 1
-			if results[i].sum.Saturated && st.saturatedAt[d] == 0 {
-				st.saturatedAt[d] = studyLoads[k]
+	for _, row := range plan.loads {
+		from := -1
+		for k, seeds := range row {
+			for _, i := range seeds {
+				unjudged[i] = studyLoads[k] != 1
+				if results[i].sum.Saturated && from < 0 {
+					from = k
+				}
 			}
 		}
+		st.saturatedFrom = append(st.saturatedFrom, from)
 	}
 	for i, r := range results {
 		if r.sum.Saturated && !unjudged[i] {
@@ -71,14 +73,30 @@ func (st *study) fpga() *pointResult { return &st.designs[fpgaDesign] }
 // fpgaDesign is the patent's design's place in studyDesigns.
 var fpgaDesign = slices.Index(studyDesigns, "fpga")
 
-// sums are the designs' summaries at the scenario's load.
-func (st *study) sums() []reports.Summary {
-	var out []reports.Summary
-	for _, r := range st.designs {
-		out = append(out, r.sum)
+// sums are the designs' summaries at the scenario's load, one per seed.
+func (st *study) sums() [][]reports.Summary {
+	var out [][]reports.Summary
+	for _, seeds := range st.plan.designs {
+		var sums []reports.Summary
+		for _, i := range seeds {
+			sums = append(sums, st.results[i].sum)
+		}
+		out = append(out, sums)
 	}
 	return out
 }
+
+// spread is a figure's spread over the runs of one point, one per seed.
+func (st *study) spread(runs []int, figure func(*reports.Summary) float64) reports.Spread {
+	var values []float64
+	for _, i := range runs {
+		values = append(values, figure(&st.results[i].sum))
+	}
+	return reports.SpreadOf(values)
+}
+
+// resumedP50 is a run's resumed-turn TTFT p50 (ms).
+func resumedP50(s *reports.Summary) float64 { return s.ResumedTTFTms.P50 }
 
 // driveWrites is the drive writes per day of a run's busiest SSD tier at
 // the load kept up for good (TierSummary.SustainedDriveWritesPerDay), the
@@ -93,70 +111,142 @@ func driveWrites(s *reports.Summary) (sustained, wholeRun, rated float64, ok boo
 	return sustained, wholeRun, rated, ok
 }
 
-// saturationText says where a design saturates on the load curve: at the
-// first load its run was saturated, or not up to the last; a design whose
-// run at the scenario's load was not judged (too few sessions) is not
-// judged.
+// saturationText says where a design saturates on the load curve:
+// between the last load at which no seed's run was saturated and the first
+// at which one was (the curve measures its loads only), at or below the
+// first load, or not up to the last; a design whose run at the scenario's
+// load was not judged (too few sessions) is not judged.
 func (st *study) saturationText(d int) string {
-	at := st.saturatedAt[d]
-	if !st.designs[d].sum.Load.Judged {
+	k := st.saturatedFrom[d]
+	switch {
+	case !st.designs[d].sum.Load.Judged:
 		return "not judged"
-	}
-	if at == 0 {
+	case k < 0:
 		return fmt.Sprintf("not up to %gx", studyLoads[len(studyLoads)-1])
+	case k == 0:
+		return fmt.Sprintf("at or below %gx", studyLoads[0])
 	}
-	return fmt.Sprintf("%gx", at)
+	return fmt.Sprintf("between %gx and %gx", studyLoads[k-1], studyLoads[k])
+}
+
+// spreadCell writes a figure as its mean, then its least and greatest over
+// the seeds where they differ: "168.5 (160.2-175.3)".
+func spreadCell(s reports.Spread, format string) string {
+	if s.Min == s.Max {
+		return fmt.Sprintf(format, s.Mean)
+	}
+	return fmt.Sprintf(format+" ("+format+"-"+format+")", s.Mean, s.Min, s.Max)
 }
 
 // headline is the report's table: one row per design at the scenario's
-// load.
+// load, each figure its mean over the seeds with their least and greatest.
 func (st *study) headline() [][]string {
-	rows := [][]string{{"design", "requests", "resumed-turn TTFT p50 (ms)", "resumed-turn TTFT p99 (ms)", "TTFT p50 (ms)", "TTFT p99 (ms)",
-		"TPOT p50 (ms)", "hit ratio (tokens)", "output tokens/s, sustained", "drive writes per day, sustained (rated)", "saturates at"}}
-	for d, r := range st.designs {
-		s := r.sum
-		dwpd := "-"
-		if perDay, _, rated, ok := driveWrites(&s); ok {
-			dwpd = fmt.Sprintf("%.1f (%g)", perDay, rated)
+	rows := [][]string{{"design", "requests", "resumed turns", "resumed-turn TTFT p50 (ms)", "resumed-turn TTFT p99 (ms)", "TTFT p50 (ms)", "TTFT p99 (ms)",
+		"TPOT p50 (ms)", "hit ratio (tokens)", "output tokens/s, sustained", "drive writes per day, sustained (rated)", "saturates"}}
+	for d, seeds := range st.plan.designs {
+		figure := func(format string, f func(*reports.Summary) float64) string {
+			return spreadCell(st.spread(seeds, f), format)
 		}
-		rows = append(rows, []string{s.Design, strconv.Itoa(s.RequestsCompleted), fmt.Sprintf("%.1f", s.ResumedTTFTms.P50),
-			fmt.Sprintf("%.1f", s.ResumedTTFTms.P99), fmt.Sprintf("%.1f", s.TTFTms.P50), fmt.Sprintf("%.1f", s.TTFTms.P99),
-			fmt.Sprintf("%.2f", s.TPOTms.P50), fmt.Sprintf("%.3f", s.HitRatioTokens), fmt.Sprintf("%.0f", s.SustainedOutputTokensPerS),
+		dwpd := "-"
+		if _, _, rated, ok := driveWrites(&st.designs[d].sum); ok {
+			dwpd = fmt.Sprintf("%s (%g)", figure("%.1f", reports.SustainedDriveWrites), rated)
+		}
+		rows = append(rows, []string{studyDesigns[d],
+			figure("%.0f", func(s *reports.Summary) float64 { return float64(s.RequestsCompleted) }),
+			figure("%.0f", func(s *reports.Summary) float64 { return float64(s.ResumedTurns) }),
+			figure("%.1f", resumedP50),
+			figure("%.1f", func(s *reports.Summary) float64 { return s.ResumedTTFTms.P99 }),
+			figure("%.1f", func(s *reports.Summary) float64 { return s.TTFTms.P50 }),
+			figure("%.1f", func(s *reports.Summary) float64 { return s.TTFTms.P99 }),
+			figure("%.2f", func(s *reports.Summary) float64 { return s.TPOTms.P50 }),
+			figure("%.3f", func(s *reports.Summary) float64 { return s.HitRatioTokens }),
+			figure("%.0f", func(s *reports.Summary) float64 { return s.SustainedOutputTokensPerS }),
 			dwpd, st.saturationText(d)})
 	}
 	return rows
 }
 
-// lead states the headline in words, from its figures: which storing
-// design serves resumed turns fastest against recomputing them, how the
+// seedsWords says what a spread is over: "over 3 seeds" (nothing for one).
+func (st *study) seedsWords() string {
+	if len(st.plan.seeds) == 1 {
+		return ""
+	}
+	return fmt.Sprintf(" over %d seeds", len(st.plan.seeds))
+}
+
+// p50Words is a design's resumed-turn TTFT p50 in words: its mean, its
+// least and greatest over the seeds, and how many resumed turns it is the
+// median of: "69 ms (66-72, p50 of 405-415 resumed turns)".
+func (st *study) p50Words(d int) string {
+	seeds := st.plan.designs[d]
+	p50 := st.spread(seeds, resumedP50)
+	count := st.spread(seeds, func(s *reports.Summary) float64 { return float64(s.ResumedTurns) })
+	turns := fmt.Sprintf("%.0f-%.0f", count.Min, count.Max)
+	if count.Min == count.Max {
+		turns = fmt.Sprintf("%.0f", count.Min)
+	}
+	if p50.Min == p50.Max {
+		return fmt.Sprintf("%.0f ms (p50 of %s resumed turns)", p50.Mean, turns)
+	}
+	return fmt.Sprintf("%.0f ms (%.0f-%.0f, p50 of %s resumed turns)", p50.Mean, p50.Min, p50.Max, turns)
+}
+
+// lead states the headline in words, from its figures, and of their
+// differences only those larger than the seeds' spread: which storing
+// designs serve resumed turns fastest against recomputing them, how the
 // patent's card does, whether anything is saturated, and what the
 // write-through export costs the drives.
 func (st *study) lead() string {
-	recompute := st.designs[0].sum.ResumedTTFTms.P50
-	best := 1
-	for d := 2; d < len(st.designs); d++ {
-		if st.designs[d].sum.ResumedTTFTms.P50 < st.designs[best].sum.ResumedTTFTms.P50 {
+	p50 := make([]reports.Spread, len(studyDesigns))
+	for d, seeds := range st.plan.designs {
+		p50[d] = st.spread(seeds, resumedP50)
+	}
+	recompute, best := p50[0], 1
+	for d := 2; d < len(p50); d++ {
+		if p50[d].Mean < p50[best].Mean {
 			best = d
 		}
 	}
-	var b strings.Builder
-	bestP50 := st.designs[best].sum.ResumedTTFTms.P50
-	switch {
-	case recompute == 0 || bestP50 == 0:
-		b.WriteString("At this load no resumed turn lost its KV from the accelerator, so their TTFT does not tell the designs apart; the table's TTFT and hit ratio do.")
-	case bestP50 < recompute:
-		fmt.Fprintf(&b, "At this load, %s serves a resumed turn whose KV left the accelerator fastest: TTFT p50 %.0f ms against %.0f ms for recomputing it, %.1fx faster.",
-			studyDesigns[best], bestP50, recompute, recompute/bestP50)
-	default:
-		fmt.Fprintf(&b, "At this load no storing design serves a resumed turn faster than recomputing it (TTFT p50 %.0f ms; the best, %s, %.0f ms).",
-			recompute, studyDesigns[best], bestP50)
+	var fastest []string // the storing designs the best cannot be told apart from
+	for d := 1; d < len(p50); d++ {
+		if d == best || p50[d].Overlaps(p50[best]) {
+			fastest = append(fastest, studyDesigns[d])
+		}
 	}
-	if p50 := st.fpga().sum.ResumedTTFTms.P50; fpgaDesign != best && recompute > 0 && p50 > 0 {
-		fmt.Fprintf(&b, " The patent's card (fpga) takes %.0f ms, %.1fx %s than recomputing.", p50, ratio(recompute, p50), fasterOrSlower(p50, recompute))
+	var b strings.Builder
+	b.WriteString("At this load")
+	if len(st.plan.seeds) > 1 {
+		fmt.Fprintf(&b, " (means%s, with their least and greatest)", st.seedsWords())
+	}
+	b.WriteString(",")
+	switch {
+	case recompute.Mean == 0 || p50[best].Mean == 0:
+		b.Reset()
+		b.WriteString("At this load no resumed turn lost its KV from the accelerator, so their TTFT does not tell the designs apart; the table's TTFT and hit ratio do.")
+	case p50[best].Max < recompute.Min:
+		who := studyDesigns[best] + " serves"
+		if len(fastest) > 1 {
+			who = joinWords(fastest) + " serve (within the seeds' spread of each other)"
+		}
+		fmt.Fprintf(&b, " %s a resumed turn whose KV left the accelerator fastest: TTFT p50 %s against %s for recomputing it, %.1fx faster.",
+			who, st.p50Words(best), st.p50Words(0), recompute.Mean/p50[best].Mean)
+	case p50[best].Overlaps(recompute):
+		fmt.Fprintf(&b, " no storing design serves a resumed turn faster than recomputing it by more than the seeds' spread (TTFT p50 %s; the best, %s, %s).",
+			st.p50Words(0), studyDesigns[best], st.p50Words(best))
+	default:
+		fmt.Fprintf(&b, " no storing design serves a resumed turn faster than recomputing it (TTFT p50 %s; the best, %s, %s).",
+			st.p50Words(0), studyDesigns[best], st.p50Words(best))
+	}
+	if fpga := p50[fpgaDesign]; !slices.Contains(fastest, "fpga") && recompute.Mean > 0 && fpga.Mean > 0 {
+		if fpga.Overlaps(recompute) {
+			fmt.Fprintf(&b, " The patent's card (fpga) takes %s, within the seeds' spread of recomputing.", st.p50Words(fpgaDesign))
+		} else {
+			fmt.Fprintf(&b, " The patent's card (fpga) takes %s, %.1fx %s than recomputing.", st.p50Words(fpgaDesign), ratio(recompute.Mean, fpga.Mean), fasterOrSlower(fpga.Mean, recompute.Mean))
+		}
 	}
 	var saturated []string
-	for d, r := range st.designs {
-		if r.sum.Saturated {
+	for d, seeds := range st.plan.designs {
+		if slices.ContainsFunc(seeds, func(i int) bool { return st.results[i].sum.Saturated }) {
 			saturated = append(saturated, studyDesigns[d])
 		}
 	}
@@ -165,9 +255,9 @@ func (st *study) lead() string {
 	} else {
 		fmt.Fprintf(&b, " Saturated at this load: %s (see the warning above).", strings.Join(saturated, ", "))
 	}
-	if perDay, wholeRun, rated, ok := driveWrites(&st.fpga().sum); ok {
-		fmt.Fprintf(&b, " At this load kept up around the clock, the fpga design's write-through exports write %.1f drive writes per day to each drive, against a rating of %g (%.1f over the run, whose sessions stop arriving after %.0f s).",
-			perDay, rated, wholeRun, st.fpga().sum.Load.ArrivalWindowS)
+	if _, wholeRun, rated, ok := driveWrites(&st.fpga().sum); ok {
+		fmt.Fprintf(&b, " At this load kept up around the clock, the fpga design's write-through exports write %s drive writes per day to each drive, against a rating of %g (%.1f over the first seed's run, whose sessions stop arriving after %.0f s).",
+			spreadCell(st.spread(st.plan.designs[fpgaDesign], reports.SustainedDriveWrites), "%.1f"), rated, wholeRun, st.fpga().sum.Load.ArrivalWindowS)
 	}
 	return b.String()
 }
@@ -175,15 +265,15 @@ func (st *study) lead() string {
 // firstToSaturate says which design saturates at the lowest load.
 func (st *study) firstToSaturate() string {
 	first := -1
-	for d, at := range st.saturatedAt {
-		if at > 0 && (first < 0 || at < st.saturatedAt[first]) {
+	for d, k := range st.saturatedFrom {
+		if k >= 0 && (first < 0 || k < st.saturatedFrom[first]) {
 			first = d
 		}
 	}
 	if first < 0 {
 		return fmt.Sprintf("none is up to %gx the load", studyLoads[len(studyLoads)-1])
 	}
-	return fmt.Sprintf("%s saturates first, at %gx the load", studyDesigns[first], st.saturatedAt[first])
+	return fmt.Sprintf("%s saturates first, %s the load", studyDesigns[first], st.saturationText(first))
 }
 
 // ratio is how many times faster (or slower) a is than b, at least 1.
@@ -201,10 +291,10 @@ func fasterOrSlower(mine, other float64) string {
 func (st *study) print(w io.Writer) {
 	fmt.Fprintln(w, st.lead())
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for d, r := range st.designs {
-		s := r.sum
-		fmt.Fprintf(tw, "%s\tresumed-turn TTFT p50 %.1f ms\tp99 %.1f ms\thit ratio %.3f\tsaturates at %s\n", s.Design,
-			s.ResumedTTFTms.P50, s.ResumedTTFTms.P99, s.HitRatioTokens, st.saturationText(d))
+	for d, seeds := range st.plan.designs {
+		fmt.Fprintf(tw, "%s\tresumed-turn TTFT p50 %s\tp99 %s ms\thit ratio %s\tsaturates %s\n", studyDesigns[d], st.p50Words(d),
+			spreadCell(st.spread(seeds, func(s *reports.Summary) float64 { return s.ResumedTTFTms.P99 }), "%.1f"),
+			spreadCell(st.spread(seeds, func(s *reports.Summary) float64 { return s.HitRatioTokens }), "%.3f"), st.saturationText(d))
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "break-even: the history from which each design's resumed turn beats recomputing it")
