@@ -405,7 +405,7 @@ type SSDStats struct {
 // it has finished).
 func (s *SSD) Traffic() Traffic {
 	return Traffic{BytesRead: s.bytesRead.Value(), BytesWritten: s.bytesWritten.Value(), ReadBusy: s.host.CardToHost.Stats().Busy,
-		DrainedAt: s.lastRelease}
+		WriteBusy: s.host.HostToCard.Stats().Busy, DrainedAt: s.lastRelease}
 }
 
 // Stats returns the totals so far; the commands of a closed-form run
