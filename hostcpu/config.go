@@ -39,6 +39,9 @@ var ExportPolicies = names.New("export policy", map[ExportPolicy]string{
 // String returns the policy's name.
 func (p ExportPolicy) String() string { return ExportPolicies.Name(p) }
 
+// MaxBackgroundPPM is the most of a host other work may take: 0.95.
+const MaxBackgroundPPM = 950_000
+
 // Config is the CPU side of every node.
 type Config struct {
 	Design store.Design
@@ -61,6 +64,10 @@ type Config struct {
 	// idle host-memory access (a table read by the CPU).
 	CPUHashBandwidth  sim.Bandwidth
 	HostAccessLatency sim.Time
+	// BackgroundPPM is the share of the host's cores, in parts per
+	// million, that other work takes (cpu.background): every job on a
+	// node's cores takes 1/(1 - share) as long.
+	BackgroundPPM int64
 	// MaxBatch and TokenBudget bound each iteration (also the executor's).
 	MaxBatch    int
 	TokenBudget int64
@@ -100,6 +107,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("cpu.cores = %d: must be at least 1", c.CPUCores)
 	case c.RequestOverhead < 0 || c.DecisionOverhead < 0 || c.HostAccessLatency < 0:
 		return fmt.Errorf("cpu overheads must not be negative")
+	case c.BackgroundPPM < 0 || c.BackgroundPPM > MaxBackgroundPPM:
+		return fmt.Errorf("cpu.background = %v: must be in [0, 0.95]", float64(c.BackgroundPPM)/1e6)
 	case c.CPUHashBandwidth <= 0:
 		return fmt.Errorf("cpu.hash_gbps must be positive")
 	case c.MaxConcurrency < 0:

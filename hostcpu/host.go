@@ -34,11 +34,15 @@ func (h host) Pool() *kvstore.Pool { return h.s.pool }
 func (h host) Node(i int) *store.Node { return &h.s.nodes[i].Node.Node }
 
 // Move starts a transfer whose end raises t's event.
-func (h host) Move(t store.Ticket, hops []store.Hop, bytes int64) { h.s.moves.start(t, hops, bytes) }
+func (h host) Move(t store.Ticket, hops []store.Hop, bytes int64) {
+	h.s.work.move(h.Now(), hops, bytes, h.s.moves.chunk)
+	h.s.moves.start(t, hops, bytes)
+}
 
 // Compute has a core of the node spend service, then raises t's event.
 func (h host) Compute(node int, service sim.Time, t store.Ticket) {
-	h.s.nodes[node].cpu.Submit(sim.Job{Service: service, Done: eventOf(h.s, t)})
+	h.s.work.Compute += service
+	h.s.onCore(node, service, eventOf(h.s, t))
 }
 
 // Found keeps a lookup's outcome with its request.

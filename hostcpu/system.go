@@ -155,6 +155,7 @@ type System struct {
 	sessions []*session
 	reqs     sim.Slots[request]
 	moves    *mover
+	work     HostWork // what the stores asked of the hosts
 	records  []Record
 	counts   Counts
 	rejected int64
@@ -343,8 +344,7 @@ func (s *System) arrive(sess *session) {
 	s.records = append(s.records, Record{})
 	sess.running = true
 	slot := s.reqs.Put(r)
-	s.nodes[node].cpu.Submit(sim.Job{Service: s.cfg.RequestOverhead + s.cfg.DecisionOverhead,
-		Done: sim.Event{Handler: s, Op: opDecide, Arg: int64(slot)}})
+	s.onCore(node, s.cfg.RequestOverhead+s.cfg.DecisionOverhead, sim.Event{Handler: s, Op: opDecide, Arg: int64(slot)})
 }
 
 // routeTo sends a turn to its node and counts migrations.

@@ -84,6 +84,12 @@ func (m *FlatMemory) Traffic() Traffic {
 // 16 MiB sequential read) and returns the flat model of the same rate and
 // latency.
 func FlatFromDRAM(eng *sim.Engine, name string, cfg DRAMConfig) (*FlatMemory, error) {
+	return FlatFromDRAMShare(eng, name, cfg, 1_000_000)
+}
+
+// FlatFromDRAMShare is FlatFromDRAM with leftPPM parts per million of the
+// measured rate: what other work on the host leaves (cpu.background).
+func FlatFromDRAMShare(eng *sim.Engine, name string, cfg DRAMConfig, leftPPM int64) (*FlatMemory, error) {
 	idle, err := idleReadLatency(cfg)
 	if err != nil {
 		return nil, err
@@ -93,7 +99,11 @@ func FlatFromDRAM(eng *sim.Engine, name string, cfg DRAMConfig) (*FlatMemory, er
 	if err != nil {
 		return nil, err
 	}
-	return NewFlatMemory(eng, name, sim.Bandwidth(r.GBps(stream)*1e9), idle)
+	rate := sim.Bandwidth(r.GBps(stream) * 1e9)
+	if leftPPM != 1_000_000 {
+		rate = rate / 1_000_000 * sim.Bandwidth(leftPPM)
+	}
+	return NewFlatMemory(eng, name, rate, idle)
 }
 
 // HBM2U55CStreamBandwidth is the cycle-level hbm2-u55c model's measured

@@ -23,6 +23,9 @@ type Device interface {
 type Traffic struct {
 	BytesRead, BytesWritten int64
 	ReadBusy, DrainedAt     sim.Time
+	// WriteBusy is a drive's host link's time moving writes (SSDs and
+	// their stripes; ReadBusy is its time moving reads).
+	WriteBusy sim.Time
 }
 
 // RemoteStore is a storage device reached over a network (a shared pool

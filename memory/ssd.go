@@ -139,7 +139,7 @@ type SSDStats struct {
 // also when it drops the reads it has finished).
 func (s *ssdBase) Traffic() Traffic {
 	return Traffic{BytesRead: s.bytesRead.Value(), BytesWritten: s.bytesWritten.Value(), ReadBusy: s.host.CardToHost.Stats().Busy,
-		DrainedAt: s.lastRelease}
+		WriteBusy: s.host.HostToCard.Stats().Busy, DrainedAt: s.lastRelease}
 }
 
 // Stats returns the totals so far; at the page level the commands of a

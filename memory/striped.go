@@ -75,7 +75,7 @@ func (s *Striped) Handle(ev sim.Event) {
 	}
 }
 
-// Traffic adds up the drives' bytes; ReadBusy is their links' mean, so
+// Traffic adds up the drives' bytes; ReadBusy and WriteBusy are their links' means, so
 // that a busy share stays a share of one path.
 func (s *Striped) Traffic() Traffic {
 	var t Traffic
@@ -84,9 +84,11 @@ func (s *Striped) Traffic() Traffic {
 		t.BytesRead += dt.BytesRead
 		t.BytesWritten += dt.BytesWritten
 		t.ReadBusy += dt.ReadBusy
+		t.WriteBusy += dt.WriteBusy
 		t.DrainedAt = max(t.DrainedAt, dt.DrainedAt)
 	}
 	t.ReadBusy /= sim.Time(len(s.drives))
+	t.WriteBusy /= sim.Time(len(s.drives))
 	return t
 }
 

@@ -19,8 +19,10 @@ func TierDeviceNames() []string {
 // the tier's capacity, as the one-tier form sizes its drive to the store:
 // the preset gives the drive's timing, and a tier larger than the preset's
 // drive is one drive of that timing and the tier's size, worked out at
-// resolution res.
-func NewTierDevice(eng *sim.Engine, name, preset string, capacityBytes int64, res SSDResolution) (Device, error) {
+// resolution res. A tier of DRAM is in the host's memory: it runs at
+// dramLeftPPM parts per million of its rate, what other work on the host
+// leaves it (cpu.background).
+func NewTierDevice(eng *sim.Engine, name, preset string, capacityBytes int64, res SSDResolution, dramLeftPPM int64) (Device, error) {
 	if f, ok := ssdPresets[preset]; ok {
 		cfg := f()
 		cfg.Name, cfg.CapacityBytes, cfg.Resolution = name, capacityBytes, res
@@ -28,7 +30,7 @@ func NewTierDevice(eng *sim.Engine, name, preset string, capacityBytes int64, re
 		return NewSSD(eng, cfg)
 	}
 	if f, ok := dramPresets[preset]; ok {
-		return FlatFromDRAM(eng, name, f())
+		return FlatFromDRAMShare(eng, name, f(), dramLeftPPM)
 	}
 	return nil, fmt.Errorf("unknown tier device %q: valid devices are %s", preset, strings.Join(TierDeviceNames(), ", "))
 }

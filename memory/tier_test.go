@@ -19,7 +19,7 @@ func TestTierDeviceSpansItsTier(t *testing.T) {
 		for _, res := range []SSDResolution{ResolutionPage, ResolutionRequest} {
 			t.Run(preset+"/"+SSDResolutions.Name(res), func(t *testing.T) {
 				eng := sim.NewEngine(0)
-				d, err := NewTierDevice(eng, "tier", preset, tier, res)
+				d, err := NewTierDevice(eng, "tier", preset, tier, res, 1_000_000)
 				require.NoError(t, err)
 				c := newCompletions(eng)
 				d.Access(Request{Addr: tier - 1<<20, Bytes: 1 << 20, Write: true, Done: c.done(1)})
@@ -33,6 +33,6 @@ func TestTierDeviceSpansItsTier(t *testing.T) {
 }
 
 func TestTierDeviceRejectsAnUnknownPreset(t *testing.T) {
-	_, err := NewTierDevice(sim.NewEngine(0), "tier", "floppy", 1<<30, ResolutionPage)
+	_, err := NewTierDevice(sim.NewEngine(0), "tier", "floppy", 1<<30, ResolutionPage, 1_000_000)
 	assert.ErrorContains(t, err, `unknown tier device "floppy": valid devices are kioxia-cm6`)
 }

@@ -92,6 +92,47 @@ type Summary struct {
 	Tiers []TierSummary `json:"tiers,omitempty"`
 	// Functional holds functional mode's data-integrity counters.
 	Functional map[string]int64 `json:"functional,omitempty"`
+	// Host is what the store's work cost the hosts; Energy and Cost the
+	// run's energy and its cost per output token (docs/hostcpu.md, "Host
+	// cost, energy and cost").
+	Host   HostSummary   `json:"host"`
+	Energy EnergySummary `json:"energy"`
+	Cost   CostSummary   `json:"cost"`
+}
+
+// HostSummary is what the store's work cost the hosts, every node
+// together: the core-seconds of its hashing and lookups (timed) and of its
+// I/O submissions, DMA set-ups and staging copies (priced per operation or
+// byte), by kind in CPUCoreSBy; the host-DRAM bytes read and written (host
+// memory and any host-DRAM tier), and the most the store's moves put
+// through host memory in one 100 ms window, as a rate; the bytes through
+// the hosts' PCIe root complexes; and the host's cores and the share of
+// them (and of its memory bandwidth) other work took.
+type HostSummary struct {
+	CPUCoreS       float64            `json:"cpu_core_s"`
+	CPUCoreSBy     map[string]float64 `json:"cpu_core_s_by"`
+	DRAMReadBytes  int64              `json:"dram_read_bytes"`
+	DRAMWriteBytes int64              `json:"dram_write_bytes"`
+	DRAMPeakGBps   float64            `json:"dram_peak_gbps"`
+	PCIeRootBytes  int64              `json:"pcie_root_bytes"`
+	Cores          int                `json:"cores"`
+	Background     float64            `json:"background"`
+}
+
+// EnergySummary is the run's energy in joules, per output token and by
+// component (accelerator, host_cpu, host_dram, drives, fpga, links).
+type EnergySummary struct {
+	Joules               float64            `json:"joules"`
+	JoulesPerOutputToken float64            `json:"joules_per_output_token"`
+	JoulesBy             map[string]float64 `json:"joules_by"`
+}
+
+// CostSummary is the run's cost: its hardware's capital paid off over
+// the run's time, its energy's price, and both per million output tokens.
+type CostSummary struct {
+	CapitalUSD                float64 `json:"capital_usd"`
+	EnergyUSD                 float64 `json:"energy_usd"`
+	USDPerMillionOutputTokens float64 `json:"usd_per_million_output_tokens"`
 }
 
 // WriteJSON writes the summary, indented, with sorted map keys.

@@ -89,7 +89,7 @@ func (r *Run) buildTiers() error {
 			}
 		}
 		if rs.dramTier {
-			dram, err := memory.NewTierDevice(r.eng, rs.tiers[0].Name, rs.tierDevices[0], rs.tiers[0].Bytes, rs.resolution)
+			dram, err := memory.NewTierDevice(r.eng, rs.tiers[0].Name, rs.tierDevices[0], rs.tiers[0].Bytes, rs.resolution, rs.hostLeftPPM())
 			if err != nil {
 				return fmt.Errorf("cpu.host_memory (the host-DRAM tier): %w", err)
 			}
@@ -97,7 +97,7 @@ func (r *Run) buildTiers() error {
 		}
 	}
 	for i, t := range rs.tiers[len(r.tierDevs):] {
-		d, err := memory.NewTierDevice(r.eng, t.Name, rs.tierDevices[i], t.Bytes, rs.resolution)
+		d, err := memory.NewTierDevice(r.eng, t.Name, rs.tierDevices[i], t.Bytes, rs.resolution, rs.hostLeftPPM())
 		if err != nil {
 			return fmt.Errorf("storage.tiers[%d]: %w", i, err)
 		}
@@ -187,7 +187,7 @@ func (r *Run) buildNode(i int) (*builtNode, hostcpu.Node, error) {
 	if rs.hostCycle {
 		n.host, err = memory.NewDRAM(eng, hostCfg)
 	} else {
-		n.host, err = memory.FlatFromDRAM(eng, hostCfg.Name, hostCfg)
+		n.host, err = memory.FlatFromDRAMShare(eng, hostCfg.Name, hostCfg, rs.hostLeftPPM())
 	}
 	if err != nil {
 		return nil, hostcpu.Node{}, err

@@ -29,6 +29,7 @@ type resolved struct {
 	kvCapacity  int64 // 0: what the device memory leaves
 	hostMemory  memory.DRAMConfig
 	hostCycle   bool
+	costs       hostCosts
 	gpuLink     memory.PCIeConfig
 	fpga        fpga.Config
 	fpgaPCIe    memory.PCIeConfig
@@ -166,6 +167,7 @@ func (l *Loaded) resolve() (*resolved, error) {
 	r.resolveSystem(sc, out)
 	r.resolveAccelerator(sc, out)
 	r.resolveCPU(sc, out)
+	r.resolveHostCosts(sc, out)
 	r.resolveStorage(sc, out)
 	r.resolveFPGA(sc, out)
 	r.resolveWorkload(sc, out)

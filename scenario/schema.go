@@ -18,6 +18,8 @@ type Scenario struct {
 	Store       Store       `yaml:"store"`
 	Workload    Workload    `yaml:"workload"`
 	Functional  Functional  `yaml:"functional"`
+	Power       Power       `yaml:"power"`
+	Cost        Cost        `yaml:"cost"`
 	Study       Study       `yaml:"study"`
 }
 
@@ -92,6 +94,15 @@ type CPU struct {
 	HostAccess       string  `yaml:"host_access"`
 	GPULink          string  `yaml:"gpu_link"`
 	GPULinks         int     `yaml:"gpu_links"`
+	// Background is the share of the host's cores and memory bandwidth
+	// other work takes (0 to 0.95).
+	Background float64 `yaml:"background"`
+	// IOSubmit, DMASetup and CopyGBps price the host's store work the
+	// run does not time: a core's time per storage command (or command to
+	// the card), per DMA it sets up, and its rate copying staged bytes.
+	IOSubmit string  `yaml:"io_submit"`
+	DMASetup string  `yaml:"dma_setup"`
+	CopyGBps float64 `yaml:"copy_gbps"`
 }
 
 // FPGA is each node's FPGA card and the store's index.
@@ -188,4 +199,29 @@ type Workload struct {
 	SkipBadLines      bool    `yaml:"skip_bad_lines"`
 	ContextPolicy     string  `yaml:"context_policy"`
 	TruncateFill      float64 `yaml:"truncate_fill"`
+}
+
+// Power is each component's power draw, for the run's energy (docs/hostcpu.md
+// "Host cost, energy and cost" gives the sources).
+type Power struct {
+	AcceleratorActiveW float64 `yaml:"accelerator_active_w"` // each GPU, busy
+	AcceleratorIdleW   float64 `yaml:"accelerator_idle_w"`   // each GPU, idle
+	CPUCoreW           float64 `yaml:"cpu_core_w"`           // a host core busy with store work
+	DRAMPJPerBit       float64 `yaml:"dram_pj_per_bit"`      // host DRAM, read or written
+	DriveActiveW       float64 `yaml:"drive_active_w"`       // each drive, moving data
+	DriveIdleW         float64 `yaml:"drive_idle_w"`         // each drive, idle
+	FPGAActiveW        float64 `yaml:"fpga_active_w"`        // the FPGA card, moving data
+	FPGAIdleW          float64 `yaml:"fpga_idle_w"`          // the FPGA card, idle
+	LinkPJPerBit       float64 `yaml:"link_pj_per_bit"`      // a PCIe, peer or network link
+}
+
+// Cost is each component's price and how long it is paid off over, and
+// the price of energy, for a run's cost per output token.
+type Cost struct {
+	AcceleratorUSD    float64 `yaml:"accelerator_usd"` // each GPU
+	HostUSD           float64 `yaml:"host_usd"`        // each node's server, GPUs, drives and card aside
+	DriveUSD          float64 `yaml:"drive_usd"`       // each drive
+	FPGAUSD           float64 `yaml:"fpga_usd"`        // each FPGA card
+	AmortizationYears float64 `yaml:"amortization_years"`
+	USDPerKWh         float64 `yaml:"usd_per_kwh"`
 }

@@ -97,6 +97,7 @@ func (res *Result) Summary() reports.Summary {
 		"hits": k.Hits, "misses": k.Misses, "exports_started": k.ExportsStarted, "exports_ended": k.ExportsEnded,
 		"exports_dropped": k.ExportsDropped}
 	r.fillComponents(&s, now)
+	r.hostFigures(&s, now, output)
 	if r.l.resolved.functional != nil {
 		f := r.sys.FunctionalCounts()
 		s.Functional = map[string]int64{"imports_verified": f.Imports, "corrupt_detected": f.CorruptDetected,

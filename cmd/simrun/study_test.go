@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -97,7 +98,8 @@ func assertSeedsRepeat(t *testing.T, out string, comparison [][]string) {
 // own outputs hold the same figure, the file agrees with them: the TTFT
 // distribution with every design's requests.csv, the load curves at the
 // scenario's load (mean, least and greatest) with comparison.csv, the
-// endurance bars (the first seed's) with each design's summary.json.
+// endurance and energy bars (the first seed's) and the host table with each
+// design's summary.json.
 func assertPlotDataMatchesTheRuns(t *testing.T, out, html string) {
 	images := regexp.MustCompile(`<img src="([a-z_]+)\.svg"`).FindAllStringSubmatch(html, -1)
 	require.NotEmpty(t, images)
@@ -164,6 +166,25 @@ func assertPlotDataMatchesTheRuns(t *testing.T, out, html string) {
 		for i := range want {
 			assert.InDelta(t, want[i], got[i], 1e-6)
 		}
+		var energy struct {
+			Host struct {
+				CPUCoreS float64 `json:"cpu_core_s"`
+			} `json:"host"`
+			Energy struct {
+				PerToken float64 `json:"joules_per_output_token"`
+			} `json:"energy"`
+		}
+		js, err := os.ReadFile(filepath.Join(out, design, "summary.json"))
+		require.NoError(t, err)
+		require.NoError(t, json.Unmarshal(js, &energy))
+		stacked := 0.0
+		for _, r := range data["energy"][1:] {
+			if r[1] == design {
+				stacked += mustFloat(t, r[2])
+			}
+		}
+		assert.InDelta(t, energy.Energy.PerToken, stacked, 1e-9*energy.Energy.PerToken, "%s: the energy bars add up to its joules per output token", design)
+		assert.Contains(t, html, fmt.Sprintf("<td>%s</td><td>%.3g</td>", design, energy.Host.CPUCoreS), "%s: its host core-seconds in the host table", design)
 		if design == "recompute" {
 			continue
 		}
@@ -172,8 +193,6 @@ func assertPlotDataMatchesTheRuns(t *testing.T, out, html string) {
 				DriveWritesPerDay float64 `json:"sustained_drive_writes_per_day"`
 			} `json:"tiers"`
 		}
-		js, err := os.ReadFile(filepath.Join(out, design, "summary.json"))
-		require.NoError(t, err)
 		require.NoError(t, json.Unmarshal(js, &sum))
 		dwpd := 0.0 // the most written tier of drives
 		for _, tier := range sum.Tiers {

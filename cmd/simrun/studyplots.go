@@ -453,8 +453,8 @@ func gitCommit() (rev, modified string) {
 
 // plots draws the study's figures and returns them in the order of its
 // argument: the headline's distributions, the break-even map, the load
-// curve, the store's capacity, the drives' endurance, and one session's
-// timeline.
+// curve, the store's capacity, the drives' endurance, the host's cost and
+// the energy, and one session's timeline.
 func (st *study) plots(out string) ([]reports.Figure, error) {
 	sc := st.base.Describe()
 	var figures []reports.Figure
@@ -495,6 +495,11 @@ func (st *study) plots(out string) ([]reports.Figure, error) {
 			return panels("storage_levels", fmt.Sprintf("The fpga design's store over time: the bytes it holds (%.0f GB at the most) and the levels of the free-address FIFOs (claim 10): FIFO 1 holds regions idle longer than the preset time T, FIFO 2 regions freed within T.", peakStoredGB(fpgaRun)), 2.6, levels, levelsErr)
 		},
 		func() error { return add(st.endurancePlot(sc)) },
+		func() error {
+			figures = append(figures, reports.Figure{File: "host_cost", Table: hostTable(st.designs), Caption: hostCaption(st.designs)})
+			return nil
+		},
+		func() error { return add(energyPlot(sc, st.designs)) },
 		func() error {
 			return panels("session_timeline", timelineCaption(fpgaRun), 3.6, timeline, timelineErr)
 		},
