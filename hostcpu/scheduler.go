@@ -130,8 +130,10 @@ const (
 	// RejectKVMemory: its prompt and output, reserved whole at admission,
 	// need more blocks than the device's KV memory holds.
 	RejectKVMemory
-	rejectReasons // how many reasons there are
 )
+
+// rejectReasons is how many reasons there are: the last one's value + 1.
+const rejectReasons = int(RejectKVMemory) + 1
 
 // RejectReasons names the values of RejectReason, as summary.json's
 // requests_rejected_by_reason keys them.
