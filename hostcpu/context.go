@@ -60,8 +60,7 @@ func (tr *truncation) fitWindow(slot int, v verdict) (verdict, bool) {
 	}
 	if !tr.truncate(r, cut) {
 		s.decided(r, v.decision)
-		s.counts.ContextRejected++
-		s.reject(slot)
+		s.reject(slot, RejectContextWindow)
 		return v, false
 	}
 	return s.verdict(r), true

@@ -88,7 +88,7 @@ type Counts struct {
 	// asynchronous exports' buffer; ExportsDropped found it full and were
 	// not stored.
 	ExportsStarted, ExportsBlocked, ExportsDropped int64
-	// Truncated requests lost their oldest tokens to the context window;
-	// ContextRejected passed it and were refused (also in Rejected).
-	Truncated, ContextRejected int64
+	// Truncated requests lost their oldest tokens to the context window
+	// (those refused for it are System.RejectedFor(RejectContextWindow)).
+	Truncated int64
 }

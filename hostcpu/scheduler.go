@@ -2,6 +2,7 @@ package hostcpu
 
 import (
 	"github.com/kvcosim/kvcosim/accel"
+	"github.com/kvcosim/kvcosim/internal/names"
 	"github.com/kvcosim/kvcosim/sim"
 )
 
@@ -68,7 +69,7 @@ func (s *System) admit(n *nodeState) {
 		tokens := r.rec.PromptTokens + r.rec.OutputTokens
 		if n.KV.BlocksFor(tokens) > n.KV.Total() {
 			n.waiting.Pop()
-			s.reject(slot)
+			s.reject(slot, RejectKVMemory)
 			continue
 		}
 		for n.KV.Extra(r.sess.id, tokens) > n.KV.Free() {
@@ -117,11 +118,38 @@ func computeLastToken(rec *Record) {
 	rec.ResidentTokens -= over - fromReused
 }
 
-// reject drops a request that could never fit the accelerator's memory.
-func (s *System) reject(slot int) {
+// RejectReason is why a request was refused: it never runs, and its
+// session ends with it.
+type RejectReason int
+
+const (
+	// RejectContextWindow: its prompt and output pass the model's context
+	// window and workload.context_policy is reject (or no prompt token
+	// would be left after a truncation).
+	RejectContextWindow RejectReason = iota
+	// RejectKVMemory: its prompt and output, reserved whole at admission,
+	// need more blocks than the device's KV memory holds.
+	RejectKVMemory
+)
+
+// rejectReasons is how many reasons there are: the last one's value + 1.
+const rejectReasons = int(RejectKVMemory) + 1
+
+// RejectReasons names the values of RejectReason, as summary.json's
+// requests_rejected_by_reason keys them.
+var RejectReasons = names.New("reject reason", map[RejectReason]string{
+	RejectContextWindow: "context_window",
+	RejectKVMemory:      "kv_memory",
+})
+
+// String returns the reason's name.
+func (r RejectReason) String() string { return RejectReasons.Name(r) }
+
+// reject drops a request that can never run, counting it under why.
+func (s *System) reject(slot int, why RejectReason) {
 	s.keep(s.reqs.At(slot), -1)
 	r := s.reqs.Take(slot)
-	s.rejected++
+	s.rejected[why]++
 	s.records[r.record] = r.rec
 	r.sess.running, r.sess.dropped = false, true
 	s.preloads.settlePreload(r.sess)

@@ -158,7 +158,7 @@ type System struct {
 	work     HostWork // what the stores asked of the hosts
 	records  []Record
 	counts   Counts
-	rejected int64
+	rejected [rejectReasons]int64 // requests refused, by reason
 	failure  error
 	closed   *closedLoop // nil: open loop
 	// openings are the sessions in order of their first arrival; only the
@@ -291,8 +291,27 @@ func (s *System) Records() []Record { return s.records }
 // Counts returns the decision, query and eviction counters.
 func (s *System) Counts() Counts { return s.counts }
 
-// Rejected counts requests that could never fit the accelerator's memory.
-func (s *System) Rejected() int64 { return s.rejected }
+// Rejected counts the requests refused, for every reason.
+func (s *System) Rejected() int64 {
+	var n int64
+	for _, c := range s.rejected {
+		n += c
+	}
+	return n
+}
+
+// RejectedFor counts the requests refused for the reason why.
+func (s *System) RejectedFor(why RejectReason) int64 { return s.rejected[why] }
+
+// RejectedByReason counts the requests refused under every reason's name
+// (RejectReasons), zeros included.
+func (s *System) RejectedByReason() map[string]int64 {
+	by := make(map[string]int64, len(s.rejected))
+	for why, n := range s.rejected {
+		by[RejectReason(why).String()] = n
+	}
+	return by
+}
 
 // CPUStats returns node i's CPU statistics up to now.
 func (s *System) CPUStats(i int, now sim.Time) sim.ServerStats { return s.nodes[i].cpu.Stats(now) }

@@ -40,9 +40,15 @@ type Summary struct {
 	Seed              uint64 `json:"seed"`
 	RequestsCompleted int    `json:"requests_completed"`
 	RequestsRejected  int64  `json:"requests_rejected"`
+	// RequestsRejectedByReason counts RequestsRejected by why each was
+	// refused, every reason named (hostcpu.RejectReasons): context_window
+	// (past the model's context window, with workload.context_policy
+	// reject), kv_memory (prompt and output need more than the device's
+	// KV memory).
+	RequestsRejectedByReason map[string]int64 `json:"requests_rejected_by_reason"`
 	// RequestsTruncated lost their oldest tokens to the model's context
 	// window; RequestsContextRejected passed it and were refused (counted
-	// in RequestsRejected too).
+	// in RequestsRejected too, and as context_window by reason).
 	RequestsTruncated       int64   `json:"requests_truncated"`
 	RequestsContextRejected int64   `json:"requests_context_rejected"`
 	SkippedTraceLines       int     `json:"skipped_trace_lines"`

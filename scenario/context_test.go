@@ -159,3 +159,40 @@ func TestTokenIDTracesStoreFromTheFirstToken(t *testing.T) {
 		assert.Equal(t, int64(9), s.Store["exports"], mode)
 	}
 }
+
+// rejectsTrace is a sessions trace of three one-turn sessions: one that
+// fits, one past the default model's 8,192-token window, and one within
+// it (7,010 tokens: 2.1 GiB of Llama-3-70B's KV) but larger than a KV
+// memory of 1 GiB.
+func rejectsTrace(t *testing.T) string {
+	path := filepath.Join(t.TempDir(), "rejects.jsonl")
+	require.NoError(t, os.WriteFile(path, []byte(
+		`{"session": "fits", "turn": 0, "arrival_s": 0, "new_tokens": 1000, "output_tokens": 10}
+{"session": "past-window", "turn": 0, "arrival_s": 1, "new_tokens": 9000, "output_tokens": 10}
+{"session": "too-big", "turn": 0, "arrival_s": 2, "new_tokens": 7000, "output_tokens": 10}
+`), 0o644))
+	return path
+}
+
+// TestRejectedRequestsSayWhy: a request past the context window and one
+// too large for the KV memory are each counted under their reason; with
+// truncation the first is cut to the window, and then too large as well.
+func TestRejectedRequestsSayWhy(t *testing.T) {
+	trace := rejectsTrace(t)
+	for _, c := range []struct {
+		policy string
+		want   map[string]int64
+	}{
+		{"reject", map[string]int64{"context_window": 1, "kv_memory": 1}},
+		{"truncate", map[string]int64{"context_window": 0, "kv_memory": 2}},
+	} {
+		t.Run(c.policy, func(t *testing.T) {
+			s := simulate(t, "workload.kind=sessions", "workload.path="+trace, "workload.context_policy="+c.policy,
+				"accelerator.kv_capacity=1GiB").Summary()
+			assert.Equal(t, c.want, s.RequestsRejectedByReason)
+			assert.Equal(t, int64(2), s.RequestsRejected)
+			assert.Equal(t, c.want["context_window"], s.RequestsContextRejected)
+			assert.Equal(t, 1, s.RequestsCompleted)
+		})
+	}
+}

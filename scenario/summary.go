@@ -70,7 +70,8 @@ func (res *Result) Summary() reports.Summary {
 		s.HitRatioTokens = float64(s.PrefillTokensReused) / float64(s.PromptTokens)
 	}
 	c := r.sys.Counts()
-	s.RequestsTruncated, s.RequestsContextRejected = c.Truncated, c.ContextRejected
+	s.RequestsTruncated, s.RequestsContextRejected = c.Truncated, r.sys.RejectedFor(hostcpu.RejectContextWindow)
+	s.RequestsRejectedByReason = r.sys.RejectedByReason()
 	for k, v := range c.Decisions {
 		s.Decisions[k] = v
 	}

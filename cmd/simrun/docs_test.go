@@ -1,7 +1,6 @@
 package main
 
 import (
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -23,24 +22,29 @@ var relativePath = regexp.MustCompile(`(?:\.\./)+[^\s` + "`" + `'"()<>\]]*`)
 func TestDocsStayInsideTheRepository(t *testing.T) {
 	root, err := filepath.Abs("../..")
 	require.NoError(t, err)
-	pages := []string{filepath.Join(root, "README.md")}
-	require.NoError(t, filepath.WalkDir(filepath.Join(root, "docs"), func(path string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".md") {
-			pages = append(pages, path)
-		}
-		return err
-	}))
-	for _, page := range pages {
-		text, err := os.ReadFile(page)
+	for _, page := range docPages(t, root) {
+		text, err := os.ReadFile(filepath.Join(root, page))
 		require.NoError(t, err)
 		for i, line := range strings.Split(string(text), "\n") {
 			for _, p := range relativePath.FindAllString(line, -1) {
-				fromPage, fromRoot := filepath.Join(filepath.Dir(page), p), filepath.Join(root, p)
+				fromPage, fromRoot := filepath.Join(root, filepath.Dir(page), p), filepath.Join(root, p)
 				assert.True(t, inside(root, fromPage) && exists(fromPage) || inside(root, fromRoot),
-					"%s:%d: %s is outside the repository", rel(root, page), i+1, p)
+					"%s:%d: %s is outside the repository", page, i+1, p)
 			}
 		}
 	}
+}
+
+// docPages lists README.md and every page under docs/, relative to root.
+func docPages(t *testing.T, root string) []string {
+	pages := []string{"README.md"}
+	require.NoError(t, filepath.WalkDir(filepath.Join(root, "docs"), func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".md") {
+			pages = append(pages, rel(root, path))
+		}
+		return err
+	}))
+	return pages
 }
 
 // inside reports whether path lies in the folder root.

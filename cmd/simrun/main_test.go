@@ -186,6 +186,28 @@ func TestRunWritesTheThreeFiles(t *testing.T) {
 	assert.Contains(t, string(resolved), "sessions: 20")
 }
 
+// A run's line and summary.json say why its rejected requests were
+// refused: one past the context window, one too large for the KV memory.
+func TestRunSaysWhyRequestsWereRejected(t *testing.T) {
+	trace := filepath.Join(t.TempDir(), "rejects.jsonl")
+	require.NoError(t, os.WriteFile(trace, []byte(
+		`{"session": "past-window", "turn": 0, "arrival_s": 0, "new_tokens": 9000, "output_tokens": 10}
+{"session": "too-big", "turn": 0, "arrival_s": 1, "new_tokens": 7000, "output_tokens": 10}
+`), 0o644))
+	dir := t.TempDir()
+	code, stdout, stderr := simrun("run", "-o", dir, "--set", "workload.kind=sessions", "--set", "workload.path="+trace,
+		"--set", "workload.context_policy=reject", "--set", "accelerator.kv_capacity=1GiB")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "0 completed, 2 rejected (context_window 1, kv_memory 1), 0 truncated")
+	var sum struct {
+		ByReason map[string]int64 `json:"requests_rejected_by_reason"`
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(data, &sum))
+	assert.Equal(t, map[string]int64{"context_window": 1, "kv_memory": 1}, sum.ByReason)
+}
+
 func TestRunBadInputExitsTwoWithOneMessage(t *testing.T) {
 	bad := t.TempDir() + "/bad.yaml"
 	require.NoError(t, os.WriteFile(bad, []byte("system:\n  nodes: -1\n"), 0o644))

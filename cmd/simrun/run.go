@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -156,14 +158,28 @@ func warnSaturated(w io.Writer, who string, s *reports.Summary) {
 	}
 }
 
+// rejectedWhy is what refused a run's rejected requests, by reason as
+// summary.json counts them: " (context_window 0, kv_memory 11)"; nothing
+// when none was.
+func rejectedWhy(s *reports.Summary) string {
+	if s.RequestsRejected == 0 {
+		return ""
+	}
+	var by []string
+	for _, why := range slices.Sorted(maps.Keys(s.RequestsRejectedByReason)) {
+		by = append(by, fmt.Sprintf("%s %d", why, s.RequestsRejectedByReason[why]))
+	}
+	return " (" + strings.Join(by, ", ") + ")"
+}
+
 // printSummary prints the headline figures of a run and the wall time it
 // took (on the console only: the output files hold nothing that varies
 // from one run of a seed to the next).
 func printSummary(w io.Writer, s *reports.Summary, wall time.Duration) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "design\t%s\n", s.Design)
-	fmt.Fprintf(tw, "requests\t%d completed, %d rejected (%d of them past the context window), %d truncated to fit it; %d sessions\n",
-		s.RequestsCompleted, s.RequestsRejected, s.RequestsContextRejected, s.RequestsTruncated, s.Sessions)
+	fmt.Fprintf(tw, "requests\t%d completed, %d rejected%s, %d truncated to fit the context window; %d sessions\n",
+		s.RequestsCompleted, s.RequestsRejected, rejectedWhy(s), s.RequestsTruncated, s.Sessions)
 	fmt.Fprintf(tw, "TTFT ms\tmean %.1f  p50 %.1f  p90 %.1f  p99 %.1f\n", s.TTFTms.Mean, s.TTFTms.P50, s.TTFTms.P90, s.TTFTms.P99)
 	fmt.Fprintf(tw, "TPOT ms\tmean %.2f  p50 %.2f  p99 %.2f\n", s.TPOTms.Mean, s.TPOTms.P50, s.TPOTms.P99)
 	fmt.Fprintf(tw, "prefill tokens\t%d computed, %d reused from the store, %d resident (hit ratio %.3f)\n",
