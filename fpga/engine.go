@@ -66,6 +66,18 @@ type Result struct {
 	Err error
 }
 
+// Imported is when a query task began importing what it found, and
+// whether it imported anything: the stages before decide, the import
+// stage and those after it move the data.
+func (r Result) Imported() (since sim.Time, ok bool) {
+	for _, s := range r.Stages {
+		if s.Name == StageImport && s.Bytes > 0 {
+			return s.Start, true
+		}
+	}
+	return 0, false
+}
+
 // QueryRequest asks for a session's stored cache. In the patent scheme Key
 // is the (n-1 tokens, hash) key; in the block scheme Blocks are the
 // prompt's block keys. TokenBytes are read from host memory and hashed

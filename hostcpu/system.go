@@ -129,7 +129,11 @@ type progress struct {
 type lookup struct {
 	// found is the store lookup's outcome (and, a CPU-run store, the
 	// extents to read; the FPGA imports them itself)
-	found         kvstore.Found
+	found kvstore.Found
+	// importing: the store reported (store.Host.Importing) that it has
+	// been moving the found data since importSince, within its lookup
+	importing     bool
+	importSince   sim.Time
 	pendingImport int
 	kept          bool // its keys count in System.waiting
 }

@@ -20,7 +20,9 @@ type fakeHost struct {
 	pool  *kvstore.Pool
 	node  Node
 	found map[Ticket]kvstore.Found
-	saved map[Ticket]Outcome
+	// importing: when a store said it began moving a lookup's data
+	importing map[Ticket]sim.Time
+	saved     map[Ticket]Outcome
 	// ends counts each ticket's ends; moved its bytes moved, hops the
 	// paths they took
 	ends  map[Ticket]int
@@ -48,12 +50,13 @@ func (h *fakeHost) Compute(node int, service sim.Time, t Ticket) {
 	}
 	h.ends[t]++
 }
-func (h *fakeHost) Found(t Ticket, f kvstore.Found) { h.found[t] = f }
-func (h *fakeHost) Saved(t Ticket, o Outcome)       { h.saved[t] = o }
-func (h *fakeHost) End(t Ticket)                    { h.ends[t]++ }
-func (h *fakeHost) Later(t Ticket)                  { h.eng.Schedule(h.eng.Now(), sim.Event{Handler: h, Arg: int64(t)}) }
-func (h *fakeHost) Handle(ev sim.Event)             { h.ends[Ticket(ev.Arg)]++ }
-func (h *fakeHost) Fail(err error)                  { h.fails = append(h.fails, err) }
+func (h *fakeHost) Found(t Ticket, f kvstore.Found)    { h.found[t] = f }
+func (h *fakeHost) Saved(t Ticket, o Outcome)          { h.saved[t] = o }
+func (h *fakeHost) Importing(t Ticket, since sim.Time) { h.importing[t] = since }
+func (h *fakeHost) End(t Ticket)                       { h.ends[t]++ }
+func (h *fakeHost) Later(t Ticket)                     { h.eng.Schedule(h.eng.Now(), sim.Event{Handler: h, Arg: int64(t)}) }
+func (h *fakeHost) Handle(ev sim.Event)                { h.ends[Ticket(ev.Arg)]++ }
+func (h *fakeHost) Fail(err error)                     { h.fails = append(h.fails, err) }
 
 // shape is a small model's KV: 2 layers of 64-wide K and V in 2-byte
 // elements, 512 B a token.
@@ -80,7 +83,7 @@ func newFakeHost(t *testing.T, d Design, scheme kvstore.Scheme) *fakeHost {
 		require.NoError(t, err)
 		return l
 	}
-	h := &fakeHost{eng: eng, found: map[Ticket]kvstore.Found{}, saved: map[Ticket]Outcome{}, ends: map[Ticket]int{},
+	h := &fakeHost{eng: eng, found: map[Ticket]kvstore.Found{}, importing: map[Ticket]sim.Time{}, saved: map[Ticket]Outcome{}, ends: map[Ticket]int{},
 		moved: map[Ticket]int64{}, hops: map[Ticket][][]Hop{}}
 	h.node = Node{HostMemory: flat("host"), HostMemoryBytes: 1 << 30, ToGPU: link("to-gpu"), FromGPU: link("from-gpu"),
 		Tiers: []memory.Device{flat("dram"), flat("ssd")}}
@@ -156,6 +159,14 @@ func TestStoreContract(t *testing.T) {
 			require.NoError(t, out.Err)
 			hit := h.query(t, st, 4, lookupOf(7, 16))
 			assert.Equal(t, d.Stores, hit.Hit, "a storing design finds what it saved")
+			_, missMoved := h.importing[1]
+			assert.False(t, missMoved, "a miss moves no data within its lookup")
+			if since, ok := h.importing[4]; ok {
+				assert.True(t, d.Card, "only a card imports within its lookup")
+				assert.Less(t, since, h.eng.Now(), "the card's import takes time after its decision")
+			} else {
+				assert.False(t, d.Card && d.Stores, "a card's hit says when its import began, so the host books it as import")
+			}
 
 			in := Import{Bytes: x.Bytes, Extents: hit.Extents}
 			parts := st.Import(5, in)

@@ -66,9 +66,14 @@ func (*fpgaStore) Part() string { return PartFPGA }
 // queryReplies takes the FPGA engine's query results back to the host.
 type queryReplies fpgaStore
 
-// Receive reports the lookup and ends its step.
+// Receive reports the lookup, and when the card began importing what it
+// found (its import stage: the decision, hashing and table walk end
+// there), and ends its step.
 func (q *queryReplies) Receive(t int64, res fpga.Result) {
 	q.h.Found(Ticket(t), kvstore.Found{Hit: res.Hit, MatchedBlocks: res.MatchedBlocks, Hops: res.Hops})
+	if since, ok := res.Imported(); ok {
+		q.h.Importing(Ticket(t), since)
+	}
 	q.h.End(Ticket(t))
 }
 

@@ -40,6 +40,11 @@ type Host interface {
 	Compute(node int, service sim.Time, t Ticket)
 	// Found reports a lookup's outcome, before its step ends.
 	Found(t Ticket, f kvstore.Found)
+	// Importing reports that a lookup's outcome was known at since and
+	// that the store has been moving the found data since then, within its
+	// lookup (a card that imports as part of its query task): the host
+	// books the time from since as import, not as query.
+	Importing(t Ticket, since sim.Time)
 	// Saved reports what the store did with an export, before (or as) its
 	// step ends.
 	Saved(t Ticket, o Outcome)
