@@ -65,6 +65,23 @@ func (e *Engine) extents(slot int32, kind subKind, xs []kvstore.Extent) int64 {
 	return total
 }
 
+// chunked splits extents into pieces of at most chunk bytes (none: chunk
+// 0), so that each goes on from the storage as soon as it is read: a
+// streamed import. Every piece's read is asked for at once, as the whole
+// extents' are, so the drives see the same reads either way.
+func chunked(xs []kvstore.Extent, chunk int64) []kvstore.Extent {
+	if chunk == 0 {
+		return xs
+	}
+	var out []kvstore.Extent
+	for _, x := range xs {
+		for off := int64(0); off < x.Bytes; off += chunk {
+			out = append(out, kvstore.Extent{Addr: x.Addr + off, Bytes: min(chunk, x.Bytes-off), Tier: x.Tier})
+		}
+	}
+	return out
+}
+
 // hashCycles is the hash engine's time for a task's tokens: one task per
 // block in the block scheme (chained), one for all tokens otherwise.
 func (e *Engine) hashCycles(tokenBytes int64) int64 {
@@ -160,7 +177,7 @@ func (e *Engine) queryStages() []stage {
 			return e.table(slot, e.linkAddr(e.queryKey(t)), e.cfg.LinkBytes, t.hops, false)
 		}},
 		{StageImport, func(e *Engine, t *task, slot int32) int64 {
-			t.out.Bytes = e.extents(slot, subImport, t.reads)
+			t.out.Bytes = e.extents(slot, subImport, chunked(t.reads, e.cfg.ChunkBytes))
 			return t.out.Bytes
 		}},
 		{StageSignalCPU, signal},
