@@ -171,17 +171,28 @@ func (e *Engine) queryStages() []stage {
 			e.record(t, err)
 			t.out.Hit, t.out.MatchedBlocks, t.out.Hops = f.Hit, f.MatchedBlocks, f.Hops
 			t.hops, t.bucketReads, t.reads = f.Hops, f.BucketReads, f.Extents
+			if t.query.Defer {
+				t.out.Extents = f.Extents // Import reads them
+			}
 			return e.table(slot, e.bucketAddr(e.queryKey(t)), e.cfg.BucketBytes, t.bucketReads, false)
 		}},
 		{StageChainWalk, func(e *Engine, t *task, slot int32) int64 {
 			return e.table(slot, e.linkAddr(e.queryKey(t)), e.cfg.LinkBytes, t.hops, false)
 		}},
-		{StageImport, func(e *Engine, t *task, slot int32) int64 {
-			t.out.Bytes = e.extents(slot, subImport, chunked(t.reads, e.cfg.ChunkBytes))
-			return t.out.Bytes
-		}},
+		{StageImport, importFound},
 		{StageSignalCPU, signal},
 	}
+}
+
+// importStages are a deferred query's import: read and forward what it
+// found, tell the CPU.
+var importStages = []stage{{StageImport, importFound}, {StageSignalCPU, signal}}
+
+// importFound reads the found extents from storage into the exchange
+// memory and on to the accelerator (claim 6).
+func importFound(e *Engine, t *task, slot int32) int64 {
+	t.out.Bytes = e.extents(slot, subImport, chunked(t.reads, e.cfg.ChunkBytes))
+	return t.out.Bytes
 }
 
 func (e *Engine) exportKey(t *task) uint64 {

@@ -84,7 +84,7 @@ func (s *System) queried(slot int) {
 // accelerator and returns in how many parts.
 func (s *System) importFound(slot int) int {
 	r := s.reqs.At(slot)
-	return s.store.Import(ticket(opImported, slot), store.Import{Node: r.node, Bytes: r.rec.ImportBytes, Extents: r.found.Extents,
+	return s.store.Import(ticket(opImported, slot), store.Import{Session: r.sess.id, Node: r.node, Bytes: r.rec.ImportBytes, Extents: r.found.Extents,
 		Saving: r.sess.saving, Staged: r.prefetch == prefetchLanded})
 }
 

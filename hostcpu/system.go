@@ -213,7 +213,8 @@ func NewSystem(eng *sim.Engine, cfg Config, nodes []Node, pool *kvstore.Pool, w 
 	s.keys = keysOf(cfg)
 	s.window, s.export, s.loads, s.fetch, s.ahead, s.preloads = truncation{s}, exporter{s: s}, layerwise{s}, prefetcher{s}, lookAheads{s: s}, preloader{s: s}
 	s.moves = &mover{owner: s, chunk: cfg.Mech.ChunkBytes}
-	s.store = cfg.Design.New(host{s}, store.Params{Scheme: cfg.Scheme, CPUHashBandwidth: cfg.CPUHashBandwidth, HostAccessLatency: cfg.HostAccessLatency})
+	s.store = cfg.Design.New(host{s}, store.Params{Scheme: cfg.Scheme, CPUHashBandwidth: cfg.CPUHashBandwidth, HostAccessLatency: cfg.HostAccessLatency,
+		DeferImport: cfg.Mech.Load == mech.LoadLayerwise})
 	if cfg.Mech.Eviction == mech.EvictQueueAware && pool != nil {
 		s.waiting = map[kvstore.Key]int{}
 		pool.SetKeep(func(k kvstore.Key) bool { return s.waiting[k] > 0 })

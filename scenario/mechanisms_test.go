@@ -34,8 +34,10 @@ func resumed(res *Result) (n int, ttft, wait sim.Time) {
 // TestLayerwiseLoadLowersResumedTTFT holds every storing design that can
 // load layer by layer against itself loading whole objects: the resumed
 // turns' TTFT and their wait for KV must both fall, and the hits stay.
+// The fpga design's card imports at admission then, forwarding layer i
+// while it reads layer i+1 (refused until 2026-11-27).
 func TestLayerwiseLoadLowersResumedTTFT(t *testing.T) {
-	for _, design := range []string{"cpu", "lmcache", "cachedattention"} {
+	for _, design := range []string{"cpu", "fpga", "lmcache", "cachedattention"} {
 		t.Run(design, func(t *testing.T) {
 			base := append([]string{"system.design=" + design, "store.prefetch=none", "store.preload=none"}, evicting...)
 			whole := simulate(t, append(base, "store.load=whole")...)
@@ -320,7 +322,6 @@ func TestStoreKeysRefuseBadInput(t *testing.T) {
 		{[]string{"store.prefetch=all"}, `key store.prefetch: "all" is not allowed (allowed: none, queue)`},
 		{[]string{"store.eviction=fifo"}, `key store.eviction: "fifo" is not allowed (allowed: lru, queue-aware)`},
 		{[]string{"store.async_full=spill"}, `key store.async_full: "spill" is not allowed (allowed: block, drop)`},
-		{[]string{"store.load=layerwise"}, "key store.load: layerwise is not for the fpga design"},
 		{[]string{"system.design=cpu", "store.load=layerwise", "fpga.layout=token-major"}, "key store.load: layerwise needs each layer's K and V apart"},
 		{[]string{"system.design=cpu", "store.load=layerwise", "store.prefetch=queue"}, "key store.prefetch: queue needs a tier above"},
 		{[]string{"system.design=cachedattention", "store.load=whole"}, "--set store.load=whole: key store.load: store.prefetch (the cachedattention design's own): queue needs store.load: layerwise"},

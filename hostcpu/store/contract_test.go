@@ -255,3 +255,32 @@ func TestStoreContractBlocks(t *testing.T) {
 		})
 	}
 }
+
+// TestCardDefersItsImport: for a layer-wise load the card's query finds
+// the extents and leaves them to Import, which the card then reads and
+// forwards (store.load: layerwise was refused for the card until
+// 2026-11-27).
+func TestCardDefersItsImport(t *testing.T) {
+	d, err := ParseDesign("fpga")
+	require.NoError(t, err)
+	h := newFakeHost(t, d, kvstore.SchemePatent)
+	st := d.New(h, Params{Scheme: kvstore.SchemePatent, DeferImport: true})
+	x := exportOf(7, 16)
+	require.NoError(t, h.save(t, st, 1, x).Err)
+	found := h.query(t, st, 2, lookupOf(7, 16))
+	require.True(t, found.Hit)
+	assert.Empty(t, h.importing, "the query moves no data")
+	var bytes int64
+	for _, e := range found.Extents {
+		bytes += e.Bytes
+	}
+	assert.Equal(t, x.Bytes, bytes, "the query hands back every extent it found")
+
+	before := h.eng.Now()
+	parts := st.Import(3, Import{Session: 7, Bytes: x.Bytes, Extents: found.Extents})
+	h.eng.Run()
+	assert.Equal(t, 1, parts)
+	assert.Equal(t, 1, h.ends[3], "the import ends its ticket once")
+	assert.Greater(t, h.eng.Now(), before, "the card reads and forwards the extents")
+	assert.Zero(t, h.moved[3], "the card moves them, not the host")
+}

@@ -89,7 +89,8 @@ type Lookup struct {
 
 // Import is a found object's way into the accelerator.
 type Import struct {
-	Node int
+	Session int64
+	Node    int
 	// Bytes are the KV bytes the request reuses; Extents where a CPU-run
 	// store found them (trimmed to those bytes).
 	Bytes   int64
@@ -126,6 +127,10 @@ type Params struct {
 	// an idle host-memory access (a table read by the CPU).
 	CPUHashBandwidth  sim.Bandwidth
 	HostAccessLatency sim.Time
+	// DeferImport: the KV loads layer by layer from the request's
+	// admission (store.load: layerwise), so a card leaves its import to
+	// Import instead of running it within the lookup.
+	DeferImport bool
 }
 
 // Node is what a store reaches of one node: its FPGA (design fpga), host
