@@ -3,6 +3,7 @@ package fpga
 import (
 	"fmt"
 	"github.com/kvcosim/kvcosim/kvstore"
+	"slices"
 
 	"github.com/kvcosim/kvcosim/memory"
 	"github.com/kvcosim/kvcosim/sim"
@@ -58,12 +59,26 @@ type Result struct {
 	Hops int
 	// Bytes imported into, or exported from, the exchange memory.
 	Bytes int64
+	// Extents a deferred query found, for Import.
+	Extents []kvstore.Extent
 	// Export is the functional outcome of an export.
 	Export     kvstore.ExportResult
 	Stages     []StageTime
 	Start, End sim.Time
 	// Err is set when the store cannot hold the object.
 	Err error
+}
+
+// Imported is when a query task began importing what it found, and
+// whether it imported anything: the stages before decide, the import
+// stage and those after it move the data.
+func (r Result) Imported() (since sim.Time, ok bool) {
+	for _, s := range r.Stages {
+		if s.Name == StageImport && s.Bytes > 0 {
+			return s.Start, true
+		}
+	}
+	return 0, false
 }
 
 // QueryRequest asks for a session's stored cache. In the patent scheme Key
@@ -75,7 +90,19 @@ type QueryRequest struct {
 	Key        kvstore.Key
 	Blocks     []kvstore.Key
 	TokenBytes int64
-	Reply      Reply
+	// Defer leaves the import to Import (a layer-wise load starts at the
+	// request's admission): the result carries the extents found.
+	Defer bool
+	Reply Reply
+}
+
+// ImportRequest imports extents a deferred query found, in the order of
+// their addresses (claim 9's layout: every layer's K, then every
+// layer's V), forwarding each piece as it is read (Config.ChunkBytes).
+type ImportRequest struct {
+	Session int64
+	Extents []kvstore.Extent
+	Reply   Reply
 }
 
 // ExportRequest stores a session's updated cache: Key with Prev (patent
@@ -197,7 +224,17 @@ func (e *Engine) Failure() error { return e.failure }
 // Query starts a query task.
 func (e *Engine) Query(q QueryRequest) {
 	e.queries.Add(1)
-	e.submit(task{query: q, reply: q.Reply, stages: e.queryStages()})
+	stages := e.queryStages()
+	if q.Defer {
+		stages = slices.DeleteFunc(stages, func(s stage) bool { return s.name == StageImport })
+	}
+	e.submit(task{query: q, reply: q.Reply, stages: stages})
+}
+
+// Import starts an import task: what a deferred query found, read and
+// forwarded; it takes one of the query tasks (the query engine imports).
+func (e *Engine) Import(in ImportRequest) {
+	e.submit(task{query: QueryRequest{Session: in.Session}, reads: in.Extents, reply: in.Reply, stages: importStages})
 }
 
 // Export starts an export task.

@@ -58,6 +58,13 @@ type Config struct {
 	// MaxLinks sizes the link table; 0 means one link per region (the most
 	// a store can hold). An unlimited store needs a bound here.
 	MaxLinks int64
+	// ChunkBytes streams an import through its hops (storage, the peer
+	// link, the exchange memory, the forward link) in chunks of this
+	// many bytes, each hop taking a chunk as soon as the hop before has
+	// passed it on, as a DMA engine forwards one chunk while it reads the
+	// next; 0 is store-and-forward: each extent whole through one hop
+	// after another.
+	ChunkBytes int64
 	// EventByEvent turns off the closed form of operations whose ports are
 	// links and flat memories (walk.go), to check it against the events.
 	EventByEvent bool
@@ -116,6 +123,9 @@ func (c Config) Validate(placementBytes int64) error {
 	}
 	if c.BucketBytes < 1 || c.LinkBytes < 1 || c.SignalBytes < 1 {
 		return fmt.Errorf("fpga: bucket_bytes, link_bytes and signal_bytes must be positive")
+	}
+	if c.ChunkBytes < 0 {
+		return fmt.Errorf("fpga: chunk_bytes = %d: must be 0 (store-and-forward) or positive", c.ChunkBytes)
 	}
 	if c.QueryTasks < 1 || c.ExportTasks < 1 {
 		return fmt.Errorf("fpga: query_tasks = %d and export_tasks = %d: must be at least 1", c.QueryTasks, c.ExportTasks)

@@ -65,6 +65,23 @@ func (e *Engine) extents(slot int32, kind subKind, xs []kvstore.Extent) int64 {
 	return total
 }
 
+// chunked splits extents into pieces of at most chunk bytes (none: chunk
+// 0), so that each goes on from the storage as soon as it is read: a
+// streamed import. Every piece's read is asked for at once, as the whole
+// extents' are, so the drives see the same reads either way.
+func chunked(xs []kvstore.Extent, chunk int64) []kvstore.Extent {
+	if chunk == 0 {
+		return xs
+	}
+	var out []kvstore.Extent
+	for _, x := range xs {
+		for off := int64(0); off < x.Bytes; off += chunk {
+			out = append(out, kvstore.Extent{Addr: x.Addr + off, Bytes: min(chunk, x.Bytes-off), Tier: x.Tier})
+		}
+	}
+	return out
+}
+
 // hashCycles is the hash engine's time for a task's tokens: one task per
 // block in the block scheme (chained), one for all tokens otherwise.
 func (e *Engine) hashCycles(tokenBytes int64) int64 {
@@ -154,17 +171,28 @@ func (e *Engine) queryStages() []stage {
 			e.record(t, err)
 			t.out.Hit, t.out.MatchedBlocks, t.out.Hops = f.Hit, f.MatchedBlocks, f.Hops
 			t.hops, t.bucketReads, t.reads = f.Hops, f.BucketReads, f.Extents
+			if t.query.Defer {
+				t.out.Extents = f.Extents // Import reads them
+			}
 			return e.table(slot, e.bucketAddr(e.queryKey(t)), e.cfg.BucketBytes, t.bucketReads, false)
 		}},
 		{StageChainWalk, func(e *Engine, t *task, slot int32) int64 {
 			return e.table(slot, e.linkAddr(e.queryKey(t)), e.cfg.LinkBytes, t.hops, false)
 		}},
-		{StageImport, func(e *Engine, t *task, slot int32) int64 {
-			t.out.Bytes = e.extents(slot, subImport, t.reads)
-			return t.out.Bytes
-		}},
+		{StageImport, importFound},
 		{StageSignalCPU, signal},
 	}
+}
+
+// importStages are a deferred query's import: read and forward what it
+// found, tell the CPU.
+var importStages = []stage{{StageImport, importFound}, {StageSignalCPU, signal}}
+
+// importFound reads the found extents from storage into the exchange
+// memory and on to the accelerator (claim 6).
+func importFound(e *Engine, t *task, slot int32) int64 {
+	t.out.Bytes = e.extents(slot, subImport, chunked(t.reads, e.cfg.ChunkBytes))
+	return t.out.Bytes
 }
 
 func (e *Engine) exportKey(t *task) uint64 {

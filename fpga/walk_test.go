@@ -20,6 +20,9 @@ type walkCase struct {
 	placement Placement
 	scheme    kvstore.Scheme
 	peer      bool // the exchange memory is reached over a peer link
+	// chunk streams imports in chunks (Config.ChunkBytes), forwarded on
+	// to the accelerator over a link of their own (Ports.Forward)
+	chunk int64
 }
 
 // walkOutcome is everything a run leaves that the closed form could move.
@@ -28,7 +31,7 @@ type walkOutcome struct {
 	End                  sim.Time
 	ToHost, FromHost     sim.LinkStats
 	Host, Exchange       memory.Traffic
-	Peer                 sim.LinkStats
+	Peer, Forward        sim.LinkStats
 	Drive                memory.SSDStats
 	Directory            kvstore.DirectoryStats
 	RivalArrivals        []sim.Time
@@ -112,11 +115,9 @@ func (r *rival) Handle(ev sim.Event) {
 	}
 }
 
-// runWalkCase runs sessions that export growing prompts and query them
-// back, tasks overlapping, with the rival's traffic between, and returns
-// what they leave.
-func runWalkCase(t *testing.T, c walkCase, seed uint64, eventByEvent bool) walkOutcome {
-	eng := sim.NewEngine(0)
+// flatCard is a card's ports whose host memory and HBM (the exchange
+// memory and the tables) are flat, over a U55C's PCIe and a CM6 drive.
+func flatCard(t *testing.T, eng *sim.Engine) (Ports, *memory.FlatMemory, *memory.FlatMemory, *memory.SSD) {
 	host, err := memory.FlatFromDRAM(eng, "host", memory.HostMemoryConfig())
 	require.NoError(t, err)
 	hbm, err := memory.NewFlatMemory(eng, "hbm", memory.HBM2U55CStreamBandwidth, memory.HBM2U55CIdleLatency)
@@ -125,17 +126,33 @@ func runWalkCase(t *testing.T, c walkCase, seed uint64, eventByEvent bool) walkO
 	require.NoError(t, err)
 	drive, err := memory.NewSSD(eng, memory.KioxiaCM6())
 	require.NoError(t, err)
-	ports := Ports{HostMemory: host, ToHost: pcie.CardToHost, FromHost: pcie.HostToCard, Exchange: hbm, Tables: hbm,
-		Storage: drive, HostBytes: memory.HostMemoryConfig().CapacityBytes(), ExchangeBytes: 16 << 30, TablesBytes: 16 << 30}
+	return Ports{HostMemory: host, ToHost: pcie.CardToHost, FromHost: pcie.HostToCard, Exchange: hbm, Tables: hbm,
+		Storage: drive, HostBytes: memory.HostMemoryConfig().CapacityBytes(), ExchangeBytes: 16 << 30, TablesBytes: 16 << 30}, host, hbm, drive
+}
+
+// runWalkCase runs sessions that export growing prompts and query them
+// back, tasks overlapping, with the rival's traffic between, and returns
+// what they leave.
+func runWalkCase(t *testing.T, c walkCase, seed uint64, eventByEvent bool) walkOutcome {
+	eng := sim.NewEngine(0)
+	ports, host, hbm, drive := flatCard(t, eng)
 	var peer *sim.Link
+	var err error
 	if c.peer {
 		peer, err = sim.NewLink(eng, "p2p", sim.LinkConfig{Bandwidth: 25 * sim.GBps, Latency: 600 * sim.Nanosecond})
 		require.NoError(t, err)
 		ports.ExchangeLink = peer
 	}
+	var forward *sim.Link
+	if c.chunk > 0 {
+		forward, err = sim.NewLink(eng, "forward", sim.LinkConfig{Bandwidth: 12 * sim.GBps, Latency: 600 * sim.Nanosecond})
+		require.NoError(t, err)
+		ports.Forward = forward
+	}
 	dir := walkDirectory(c.scheme)
 	cfg := DefaultConfig(dir)
 	cfg.Placement, cfg.EventByEvent, cfg.QueryTasks, cfg.ExportTasks = c.placement, eventByEvent, 2, 2
+	cfg.ChunkBytes = c.chunk
 	placement := ports.HostBytes
 	if c.placement == PlaceHBM {
 		placement = ports.TablesBytes
@@ -171,6 +188,9 @@ func runWalkCase(t *testing.T, c walkCase, seed uint64, eventByEvent bool) walkO
 	if peer != nil {
 		out.Peer = peer.Stats()
 	}
+	if forward != nil {
+		out.Forward = forward.Stats()
+	}
 	return out
 }
 
@@ -181,10 +201,12 @@ func runWalkCase(t *testing.T, c walkCase, seed uint64, eventByEvent bool) walkO
 // have split walks.
 func TestWalkMatchesEventByEvent(t *testing.T) {
 	cases := []walkCase{
-		{"tables in host memory, block scheme", PlaceHost, kvstore.SchemeBlock, false},
-		{"tables in host memory, patent scheme, peer link", PlaceHost, kvstore.SchemePatent, true},
-		{"tables in HBM, the exchange memory too", PlaceHBM, kvstore.SchemeBlock, false},
-		{"tables in URAM", PlaceURAM, kvstore.SchemePatent, true},
+		{"tables in host memory, block scheme", PlaceHost, kvstore.SchemeBlock, false, 0},
+		{"tables in host memory, patent scheme, peer link", PlaceHost, kvstore.SchemePatent, true, 0},
+		{"tables in HBM, the exchange memory too", PlaceHBM, kvstore.SchemeBlock, false, 0},
+		{"tables in URAM", PlaceURAM, kvstore.SchemePatent, true, 0},
+		{"streamed imports, tables in host memory, patent scheme", PlaceHost, kvstore.SchemePatent, false, 16 << 10},
+		{"streamed imports over a peer link, block scheme", PlaceHost, kvstore.SchemeBlock, true, 16 << 10},
 	}
 	seeds := uint64(3)
 	if testing.Short() {

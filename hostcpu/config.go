@@ -132,7 +132,7 @@ func (c Config) Validate() error {
 // Run is what the mechanisms' preconditions (mech.Mechanisms.Check) read
 // of this configuration over a store of tiers tiers.
 func (c Config) Run(tiers int) mech.Run {
-	return mech.Run{Design: c.Design.Name, Card: c.Design.Card, CPUStore: c.Design.Stores && !c.Design.Card,
+	return mech.Run{Design: c.Design.Name, CPUStore: c.Design.Stores && !c.Design.Card,
 		ClosedLoop: c.MaxConcurrency > 0, Blocks: c.Scheme == kvstore.SchemeBlock, Tiers: tiers}
 }
 

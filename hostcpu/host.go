@@ -48,6 +48,12 @@ func (h host) Compute(node int, service sim.Time, t store.Ticket) {
 // Found keeps a lookup's outcome with its request.
 func (h host) Found(t store.Ticket, f kvstore.Found) { h.s.reqs.At(int(idOf(t))).found = f }
 
+// Importing keeps when a lookup's store began moving the found data.
+func (h host) Importing(t store.Ticket, since sim.Time) {
+	r := h.s.reqs.At(int(idOf(t)))
+	r.importing, r.importSince = true, since
+}
+
 // Saved keeps an export's outcome with its export.
 func (h host) Saved(t store.Ticket, o store.Outcome) {
 	h.s.export.tasks.At(int(idOf(t))).result = o

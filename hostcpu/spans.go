@@ -35,6 +35,11 @@ const (
 // of node n, from start to now, with more attributes as key, value pairs.
 // With no trace sink it costs one check.
 func (s *System) span(n int, part, task, stage string, sess int64, turn int, start sim.Time, bytes int64, kv ...string) {
+	s.spanUntil(n, part, task, stage, sess, turn, start, s.eng.Now(), bytes, kv...)
+}
+
+// spanUntil emits a stage span that ended at end.
+func (s *System) spanUntil(n int, part, task, stage string, sess int64, turn int, start, end sim.Time, bytes int64, kv ...string) {
 	tr := s.eng.Trace()
 	if !tr.Enabled() {
 		return
@@ -47,6 +52,6 @@ func (s *System) span(n int, part, task, stage string, sess int64, turn int, sta
 	if stage != "" {
 		op += "/" + stage
 	}
-	tr.Emit(sim.Span{Component: fmt.Sprintf("node%d.%s", n, part), Operation: op, ID: sess, Start: start, End: s.eng.Now(),
+	tr.Emit(sim.Span{Component: fmt.Sprintf("node%d.%s", n, part), Operation: op, ID: sess, Start: start, End: end,
 		Bytes: bytes, Part: part, Node: n, Task: task, Stage: stage, Attrs: attrs})
 }

@@ -40,10 +40,14 @@ func (s *System) queried(slot int) {
 	r := s.reqs.At(slot)
 	now := s.eng.Now()
 	res := r.found
-	s.span(r.node, s.store.Part(), TaskQuery, "", r.sess.id, r.rec.Turn, r.stageStart, 4*r.promptLen,
+	decided := now // the query is the decision; moving the data is import
+	if r.importing {
+		decided, r.importing = r.importSince, false
+	}
+	s.spanUntil(r.node, s.store.Part(), TaskQuery, "", r.sess.id, r.rec.Turn, r.stageStart, decided, 4*r.promptLen,
 		"hit", strconv.FormatBool(res.Hit || res.MatchedBlocks > 0), "hops", strconv.Itoa(res.Hops), "matched_blocks", strconv.Itoa(res.MatchedBlocks))
-	r.rec.QueryTime = now - r.stageStart
-	r.stageStart = now
+	r.rec.QueryTime = decided - r.stageStart
+	r.stageStart = decided
 	var reused int64
 	if s.cfg.Scheme == kvstore.SchemeBlock {
 		reused = min(int64(res.MatchedBlocks)*s.cfg.BlockTokens, r.promptLen)
@@ -80,7 +84,7 @@ func (s *System) queried(slot int) {
 // accelerator and returns in how many parts.
 func (s *System) importFound(slot int) int {
 	r := s.reqs.At(slot)
-	return s.store.Import(ticket(opImported, slot), store.Import{Node: r.node, Bytes: r.rec.ImportBytes, Extents: r.found.Extents,
+	return s.store.Import(ticket(opImported, slot), store.Import{Session: r.sess.id, Node: r.node, Bytes: r.rec.ImportBytes, Extents: r.found.Extents,
 		Saving: r.sess.saving, Staged: r.prefetch == prefetchLanded})
 }
 

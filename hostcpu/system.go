@@ -129,7 +129,11 @@ type progress struct {
 type lookup struct {
 	// found is the store lookup's outcome (and, a CPU-run store, the
 	// extents to read; the FPGA imports them itself)
-	found         kvstore.Found
+	found kvstore.Found
+	// importing: the store reported (store.Host.Importing) that it has
+	// been moving the found data since importSince, within its lookup
+	importing     bool
+	importSince   sim.Time
 	pendingImport int
 	kept          bool // its keys count in System.waiting
 }
@@ -210,7 +214,8 @@ func NewSystem(eng *sim.Engine, cfg Config, nodes []Node, pool *kvstore.Pool, w 
 	s.keys = keysOf(cfg)
 	s.window, s.export, s.loads, s.fetch, s.ahead, s.preloads = truncation{s}, exporter{s: s}, layerwise{s}, prefetcher{s}, lookAheads{s: s}, preloader{s: s}
 	s.moves = &mover{owner: s, chunk: cfg.Mech.ChunkBytes}
-	s.store = cfg.Design.New(host{s}, store.Params{Scheme: cfg.Scheme, CPUHashBandwidth: cfg.CPUHashBandwidth, HostAccessLatency: cfg.HostAccessLatency})
+	s.store = cfg.Design.New(host{s}, store.Params{Scheme: cfg.Scheme, CPUHashBandwidth: cfg.CPUHashBandwidth, HostAccessLatency: cfg.HostAccessLatency,
+		DeferImport: cfg.Mech.Load == mech.LoadLayerwise})
 	if cfg.Mech.Eviction == mech.EvictQueueAware && pool != nil {
 		s.waiting = map[kvstore.Key]int{}
 		pool.SetKeep(func(k kvstore.Key) bool { return s.waiting[k] > 0 })

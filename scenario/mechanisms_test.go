@@ -34,8 +34,10 @@ func resumed(res *Result) (n int, ttft, wait sim.Time) {
 // TestLayerwiseLoadLowersResumedTTFT holds every storing design that can
 // load layer by layer against itself loading whole objects: the resumed
 // turns' TTFT and their wait for KV must both fall, and the hits stay.
+// The fpga design's card imports at admission then, forwarding layer i
+// while it reads layer i+1 (refused until 2026-11-27).
 func TestLayerwiseLoadLowersResumedTTFT(t *testing.T) {
-	for _, design := range []string{"cpu", "lmcache", "cachedattention"} {
+	for _, design := range []string{"cpu", "fpga", "lmcache", "cachedattention"} {
 		t.Run(design, func(t *testing.T) {
 			base := append([]string{"system.design=" + design, "store.prefetch=none", "store.preload=none"}, evicting...)
 			whole := simulate(t, append(base, "store.load=whole")...)
@@ -320,12 +322,12 @@ func TestStoreKeysRefuseBadInput(t *testing.T) {
 		{[]string{"store.prefetch=all"}, `key store.prefetch: "all" is not allowed (allowed: none, queue)`},
 		{[]string{"store.eviction=fifo"}, `key store.eviction: "fifo" is not allowed (allowed: lru, queue-aware)`},
 		{[]string{"store.async_full=spill"}, `key store.async_full: "spill" is not allowed (allowed: block, drop)`},
-		{[]string{"store.load=layerwise"}, "key store.load: layerwise is not for the fpga design"},
 		{[]string{"system.design=cpu", "store.load=layerwise", "fpga.layout=token-major"}, "key store.load: layerwise needs each layer's K and V apart"},
 		{[]string{"system.design=cpu", "store.load=layerwise", "store.prefetch=queue"}, "key store.prefetch: queue needs a tier above"},
 		{[]string{"system.design=cachedattention", "store.load=whole"}, "--set store.load=whole: key store.load: store.prefetch (the cachedattention design's own): queue needs store.load: layerwise"},
 		{[]string{"system.design=cpu", "store.save=async", "store.async_buffer=0GiB"}, "key store.async_buffer"},
 		{[]string{"store.chunk=-4MiB"}, "key store.chunk"},
+		{[]string{"fpga.forward=cut-through"}, `key fpga.forward: "cut-through" is not allowed (allowed: stream, store-and-forward)`},
 		{[]string{"store.chunk=1B"}, "--set store.chunk=1B: key store.chunk: must be at least 65536 B (64 KiB), or 0"},
 		{[]string{"store.chunk=63KiB"}, "--set store.chunk=63KiB: key store.chunk: must be at least 65536 B"},
 		{[]string{"system.design=cpu", "cpu.host_memory=ddr4-3200", "store.chunk=20GiB"}, "key store.chunk: 20GiB is more than cpu.host_memory's 17179869184 B"},
@@ -489,4 +491,19 @@ func TestDeltaExportsInClaim9AreWarned(t *testing.T) {
 			assert.Contains(t, w, "fpga.layout=layer-major")
 		})
 	}
+}
+
+// TestStoreAndForwardIgnoresTheChunk: fpga.forward: store-and-forward is
+// the card's import as it was before streaming, whole extents one hop
+// after another, whatever store.chunk; streaming in 4 MiB chunks makes
+// the resumed turns' wait for their KV shorter on the same workload.
+func TestStoreAndForwardIgnoresTheChunk(t *testing.T) {
+	run := func(sets ...string) reports.Summary {
+		return simulate(t, append([]string{"system.design=fpga"}, append(sets, evicting...)...)...).Summary()
+	}
+	whole := run("fpga.forward=store-and-forward", "store.chunk=0")
+	assert.Equal(t, whole, run("fpga.forward=store-and-forward", "store.chunk=4MiB"), "store-and-forward takes no chunk")
+	assert.Equal(t, whole, run("fpga.forward=stream", "store.chunk=0"), "a stream of whole extents is store-and-forward")
+	streamed := run("fpga.forward=stream", "store.chunk=4MiB")
+	assert.Less(t, streamed.KVWaitMs.Mean, whole.KVWaitMs.Mean, "the streamed import overlaps its hops")
 }

@@ -34,6 +34,9 @@ type resolved struct {
 	fpga        fpga.Config
 	fpgaPCIe    memory.PCIeConfig
 	exchangeAcc bool
+	// stream: fpga.forward=stream, the card's imports in store.chunk's
+	// pieces through their hops
+	stream      bool
 	p2p         sim.Bandwidth
 	ssd         memory.SSDConfig // the one-tier form's device: one of drives
 	drives      int
@@ -500,6 +503,7 @@ func (r *resolver) resolveFPGA(sc *Scenario, out *resolved) {
 	policy := pick(r, "fpga.alloc_policy", f.AllocPolicy, kvstore.AllocPolicies.Parse)
 	supersede := r.oneOf("fpga.supersede", f.Supersede, "delete", "keep") == "delete"
 	out.exchangeAcc = r.oneOf("fpga.exchange", f.Exchange, "fpga-hbm", "accelerator") == "accelerator"
+	out.stream = r.oneOf("fpga.forward", f.Forward, "stream", "store-and-forward") == "stream"
 	r.floatIn("fpga.clock_mhz", f.ClockMHz, 1, 5000)
 	r.floatIn("fpga.p2p_gbps", f.P2PGBps, 0.001, 1e4)
 	out.p2p = sim.Bandwidth(f.P2PGBps * 1e9)
@@ -583,6 +587,9 @@ func (r *resolver) resolveStore(sc *Scenario, out *resolved) {
 	if st.Chunk != "0" && st.Chunk != "0B" {
 		m.ChunkBytes, err = ParseSize(st.Chunk)
 		r.check("store.chunk", err)
+	}
+	if out.stream {
+		out.fpga.ChunkBytes = m.ChunkBytes // the card streams its imports in store.chunk's pieces
 	}
 	if r.err != nil || out.node == nil {
 		return

@@ -125,6 +125,7 @@ type FPGA struct {
 	PCIe            string  `yaml:"pcie"`
 	Exchange        string  `yaml:"exchange"`
 	P2PGBps         float64 `yaml:"p2p_gbps"`
+	Forward         string  `yaml:"forward"`
 	CheckInvariants bool    `yaml:"check_invariants"`
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"github.com/kvcosim/kvcosim/accel"
 	"github.com/kvcosim/kvcosim/hostcpu"
+	"github.com/kvcosim/kvcosim/hostcpu/store"
 	"io"
 	"strconv"
 	"strings"
@@ -45,6 +46,11 @@ func runExplain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "simrun explain: %v\n", err)
 		return 2
 	}
+	design, err := store.ParseDesign(l.System.Design)
+	if err != nil {
+		fmt.Fprintf(stderr, "simrun explain: %v\n", err)
+		return 2
+	}
 	sink := &sessionSink{id: *session}
 	run.AddSpanSink(sink)
 	if _, err := run.Execute(); err != nil {
@@ -57,7 +63,7 @@ func runExplain(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "session %d, %s\n", *session, l.Describe())
 	for _, sp := range sink.spans {
-		fmt.Fprintln(stdout, narrate(sp))
+		fmt.Fprintln(stdout, narrate(sp, design.Card))
 	}
 	return 0
 }
@@ -79,7 +85,6 @@ func (s *sessionSink) Span(sp sim.Span) {
 var stepText = map[string]string{
 	"decide/first_tokens":  "CPU decides: the session's first tokens go straight to the accelerator; they are stored after (claim 2)",
 	"decide/continuation":  "CPU decides: a continuation of the history still on this accelerator, no query (claim 2)",
-	"decide/query":         "CPU decides: the history is not on this accelerator, so the FPGA runs a query task (claim 2)",
 	"decide/recomputed":    "CPU decides: no store, the whole history is recomputed",
 	"query/dma-tokens":     "FPGA reads the session's computed tokens from host memory by DMA: %B (%T tokens) (claim 3)",
 	"query/hash":           "FPGA hashes the %T tokens with XXH64 (claim 3)",
@@ -87,8 +92,6 @@ var stepText = map[string]string{
 	"query/chain-walk":     "FPGA walks the bucket's chain links, matching (token count, hash): %B of links read (claim 5)",
 	"query/import":         "FPGA imports the cache data from the SSD into the exchange memory: %B (claim 6)",
 	"query/signal-cpu":     "FPGA signals the CPU that the query task is done",
-	"query":                "query done: hit %A(hit), chain links visited %A(hops), blocks matched %A(matched_blocks)",
-	"import":               "the accelerator takes the imported KV: %B",
 	"queue":                "the request waits for room in the accelerator's batch",
 	"prefill":              "the accelerator prefills the tokens it lacks; the first token is out at the end",
 	"decode":               "the accelerator decodes the rest of the answer",
@@ -106,13 +109,36 @@ var stepText = map[string]string{
 	"export failed":        "export failed, nothing stored: %A(error)",
 }
 
-// narrate is one line: when, where, what, how long (and how many cycles).
-func narrate(sp sim.Span) string {
+// cardText and hostText say what the steps that differ between the
+// designs do: the patent's card queries and imports itself; every other
+// design's host looks the session up in its own index and moves the data.
+var cardText = map[string]string{
+	"decide/query": "CPU decides: the history is not on this accelerator, so the FPGA runs a query task (claim 2)",
+	"query":        "query decided by the FPGA (token DMA, hashing, table walk): hit %A(hit), chain links visited %A(hops), blocks matched %A(matched_blocks)",
+	"import":       "the KV moves into the accelerator: the FPGA reads it from the SSD and forwards it over the peer link: %B",
+}
+
+var hostText = map[string]string{
+	"decide/query": "CPU decides: the history is not on this accelerator, so the host looks it up in its own index in host DRAM",
+	"query":        "query decided by a host core (hashing the tokens, walking the index): hit %A(hit), chain links visited %A(hops), blocks matched %A(matched_blocks)",
+	"import":       "the KV moves into the accelerator: the host reads it from storage into host memory and copies it over PCIe: %B",
+}
+
+// narrate is one line: when, where, what, how long (and how many cycles);
+// card: the design's store is the patent's card.
+func narrate(sp sim.Span, card bool) string {
 	op := sp.Operation
 	if sp.Attr("error") != "" {
 		op += " failed" // a step whose span carries its error
 	}
-	text, ok := stepText[op]
+	own := hostText
+	if card {
+		own = cardText
+	}
+	text, ok := own[op]
+	if !ok {
+		text, ok = stepText[op]
+	}
 	if !ok {
 		text = sp.Operation
 	}

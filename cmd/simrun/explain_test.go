@@ -20,6 +20,18 @@ func TestExplainDefaultSession(t *testing.T) {
 	assert.Contains(t, stdout, "(claim 9)")
 }
 
+// TestExplainCPUDesign: the cpu design's host looks the session up and
+// moves its KV; no line says the FPGA does the work (every design's
+// narration read "the FPGA runs a query task").
+func TestExplainCPUDesign(t *testing.T) {
+	code, stdout, stderr := simrun("explain", "--session", "3", "--set", "system.design=cpu")
+	require.Equal(t, 0, code, stderr)
+	assert.NotContains(t, stdout, "FPGA")
+	assert.Contains(t, stdout, "turn 1: CPU decides: the history is not on this accelerator, so the host looks it up in its own index")
+	assert.Contains(t, stdout, "turn 1: query decided by a host core")
+	assert.Contains(t, stdout, "turn 1: the KV moves into the accelerator: the host reads it from storage into host memory and copies it over PCIe: 485.29 MB [took 35.173 ms]")
+}
+
 // An export that stores nothing is narrated as failed, with its error: it
 // read "export done: regions 0 from address none".
 func TestExplainFailedExport(t *testing.T) {

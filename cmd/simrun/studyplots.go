@@ -59,7 +59,7 @@ func ttftCDF(sc string, designs []pointResult) (string, string, *reports.Chart, 
 }
 
 func ttftBreakdown(sc string, designs []pointResult) (string, string, *reports.Chart, error) {
-	parts := []string{"CPU (request, decision)", "query", "import", "queue", "prefill"}
+	parts := []string{"CPU (request, decision)", "query (hashing, table walk)", "import (moving the KV)", "queue", "prefill"}
 	values := make([][]float64, len(parts))
 	var names []string
 	for _, r := range designs {
@@ -81,7 +81,7 @@ func ttftBreakdown(sc string, designs []pointResult) (string, string, *reports.C
 	for i, name := range names {
 		words = append(words, fmt.Sprintf("%s %.0f ms of prefill and %.0f of query and import", name, values[4][i], values[1][i]+values[2][i]))
 	}
-	return "ttft_breakdown", "The mean time to first token per design, split into its stages: the CPU's request handling and claim-2 decision, the store's query and import, the wait for the accelerator, and the prefill; a request spends, on average, " + joinWords(words) + ".", p, err
+	return "ttft_breakdown", "The mean time to first token per design, split into its stages: the CPU's request handling and claim-2 decision, the store's query (its decision: hashing and the table walk, on the card or a host core) and import (moving the KV from storage into the accelerator, whoever moves it), the wait for the accelerator, and the prefill; a request spends, on average, " + joinWords(words) + ".", p, err
 }
 
 // loadSeries is a metric of each design at every load: its mean over the

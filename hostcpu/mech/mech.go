@@ -204,8 +204,8 @@ type Run struct {
 	// Design is the design's name; Card: it runs the store on the FPGA
 	// card; CPUStore: the host's CPU runs it (a storing design without a
 	// card).
-	Design         string
-	Card, CPUStore bool
+	Design   string
+	CPUStore bool
 	// ClosedLoop: workload.max_concurrency > 0; Blocks: the store keys
 	// blocks (the block scheme), not session objects; Functional: the run
 	// moves real bytes.
@@ -220,8 +220,6 @@ type Run struct {
 // the first of them the user set is blamed).
 func (m Mechanisms) Check(r Run) error {
 	switch {
-	case m.Load == LoadLayerwise && r.Card:
-		return fmt.Errorf("store.load: layerwise is not for the %s design: its engine imports and forwards the KV within the query, before the request queues (allowed: whole)", r.Design)
 	case m.Load == LoadLayerwise && r.Functional:
 		return fmt.Errorf("store.load,mode: layerwise is for timing mode: functional mode imports whole objects (allowed: whole)")
 	case m.PrefetchWindowTurns > 0 && (m.Prefetch != PrefetchQueue || !r.ClosedLoop):

@@ -22,7 +22,6 @@ func TestCheckNamesTheKeyToBlame(t *testing.T) {
 		want   string // "": valid
 	}{
 		{"valid", func(*Mechanisms, *Run) {}, ""},
-		{"layerwise on the card", func(_ *Mechanisms, r *Run) { r.Card, r.Design = true, "fpga" }, "store.load: layerwise is not for the fpga design"},
 		{"layerwise in functional mode", func(_ *Mechanisms, r *Run) { r.Functional = true }, "store.load,mode: "},
 		{"a window without queue prefetch", func(m *Mechanisms, _ *Run) { m.Prefetch, m.PrefetchWindowTurns = PrefetchNone, 3 }, "store.prefetch_window,store.prefetch,workload.max_concurrency: "},
 		{"a window in an open loop", func(m *Mechanisms, r *Run) { m.PrefetchWindowTurns, r.ClosedLoop = 3, false }, "store.prefetch_window,store.prefetch,"},

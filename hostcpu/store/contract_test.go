@@ -20,7 +20,9 @@ type fakeHost struct {
 	pool  *kvstore.Pool
 	node  Node
 	found map[Ticket]kvstore.Found
-	saved map[Ticket]Outcome
+	// importing: when a store said it began moving a lookup's data
+	importing map[Ticket]sim.Time
+	saved     map[Ticket]Outcome
 	// ends counts each ticket's ends; moved its bytes moved, hops the
 	// paths they took
 	ends  map[Ticket]int
@@ -48,12 +50,13 @@ func (h *fakeHost) Compute(node int, service sim.Time, t Ticket) {
 	}
 	h.ends[t]++
 }
-func (h *fakeHost) Found(t Ticket, f kvstore.Found) { h.found[t] = f }
-func (h *fakeHost) Saved(t Ticket, o Outcome)       { h.saved[t] = o }
-func (h *fakeHost) End(t Ticket)                    { h.ends[t]++ }
-func (h *fakeHost) Later(t Ticket)                  { h.eng.Schedule(h.eng.Now(), sim.Event{Handler: h, Arg: int64(t)}) }
-func (h *fakeHost) Handle(ev sim.Event)             { h.ends[Ticket(ev.Arg)]++ }
-func (h *fakeHost) Fail(err error)                  { h.fails = append(h.fails, err) }
+func (h *fakeHost) Found(t Ticket, f kvstore.Found)    { h.found[t] = f }
+func (h *fakeHost) Saved(t Ticket, o Outcome)          { h.saved[t] = o }
+func (h *fakeHost) Importing(t Ticket, since sim.Time) { h.importing[t] = since }
+func (h *fakeHost) End(t Ticket)                       { h.ends[t]++ }
+func (h *fakeHost) Later(t Ticket)                     { h.eng.Schedule(h.eng.Now(), sim.Event{Handler: h, Arg: int64(t)}) }
+func (h *fakeHost) Handle(ev sim.Event)                { h.ends[Ticket(ev.Arg)]++ }
+func (h *fakeHost) Fail(err error)                     { h.fails = append(h.fails, err) }
 
 // shape is a small model's KV: 2 layers of 64-wide K and V in 2-byte
 // elements, 512 B a token.
@@ -80,7 +83,7 @@ func newFakeHost(t *testing.T, d Design, scheme kvstore.Scheme) *fakeHost {
 		require.NoError(t, err)
 		return l
 	}
-	h := &fakeHost{eng: eng, found: map[Ticket]kvstore.Found{}, saved: map[Ticket]Outcome{}, ends: map[Ticket]int{},
+	h := &fakeHost{eng: eng, found: map[Ticket]kvstore.Found{}, importing: map[Ticket]sim.Time{}, saved: map[Ticket]Outcome{}, ends: map[Ticket]int{},
 		moved: map[Ticket]int64{}, hops: map[Ticket][][]Hop{}}
 	h.node = Node{HostMemory: flat("host"), HostMemoryBytes: 1 << 30, ToGPU: link("to-gpu"), FromGPU: link("from-gpu"),
 		Tiers: []memory.Device{flat("dram"), flat("ssd")}}
@@ -156,6 +159,14 @@ func TestStoreContract(t *testing.T) {
 			require.NoError(t, out.Err)
 			hit := h.query(t, st, 4, lookupOf(7, 16))
 			assert.Equal(t, d.Stores, hit.Hit, "a storing design finds what it saved")
+			_, missMoved := h.importing[1]
+			assert.False(t, missMoved, "a miss moves no data within its lookup")
+			if since, ok := h.importing[4]; ok {
+				assert.True(t, d.Card, "only a card imports within its lookup")
+				assert.Less(t, since, h.eng.Now(), "the card's import takes time after its decision")
+			} else {
+				assert.False(t, d.Card && d.Stores, "a card's hit says when its import began, so the host books it as import")
+			}
 
 			in := Import{Bytes: x.Bytes, Extents: hit.Extents}
 			parts := st.Import(5, in)
@@ -243,4 +254,33 @@ func TestStoreContractBlocks(t *testing.T) {
 			assert.Empty(t, h.fails)
 		})
 	}
+}
+
+// TestCardDefersItsImport: for a layer-wise load the card's query finds
+// the extents and leaves them to Import, which the card then reads and
+// forwards (store.load: layerwise was refused for the card until
+// 2026-11-27).
+func TestCardDefersItsImport(t *testing.T) {
+	d, err := ParseDesign("fpga")
+	require.NoError(t, err)
+	h := newFakeHost(t, d, kvstore.SchemePatent)
+	st := d.New(h, Params{Scheme: kvstore.SchemePatent, DeferImport: true})
+	x := exportOf(7, 16)
+	require.NoError(t, h.save(t, st, 1, x).Err)
+	found := h.query(t, st, 2, lookupOf(7, 16))
+	require.True(t, found.Hit)
+	assert.Empty(t, h.importing, "the query moves no data")
+	var bytes int64
+	for _, e := range found.Extents {
+		bytes += e.Bytes
+	}
+	assert.Equal(t, x.Bytes, bytes, "the query hands back every extent it found")
+
+	before := h.eng.Now()
+	parts := st.Import(3, Import{Session: 7, Bytes: x.Bytes, Extents: found.Extents})
+	h.eng.Run()
+	assert.Equal(t, 1, parts)
+	assert.Equal(t, 1, h.ends[3], "the import ends its ticket once")
+	assert.Greater(t, h.eng.Now(), before, "the card reads and forwards the extents")
+	assert.Zero(t, h.moved[3], "the card moves them, not the host")
 }

@@ -21,7 +21,7 @@ func newFPGA(h Host, p Params) Store { return &fpgaStore{h, p} }
 // its completion (queryReplies).
 func (st *fpgaStore) Query(t Ticket, l Lookup) {
 	q := fpga.QueryRequest{Session: l.Session, Key: l.Object.Key, Blocks: l.Object.Blocks, TokenBytes: 4 * l.HistoryTokens,
-		Reply: fpga.Reply{To: (*queryReplies)(st), Arg: int64(t)}}
+		Defer: st.p.DeferImport, Reply: fpga.Reply{To: (*queryReplies)(st), Arg: int64(t)}}
 	if st.p.Scheme == kvstore.SchemeBlock {
 		q.TokenBytes = 4 * l.PromptTokens
 		if l.KeysGiven {
@@ -31,9 +31,16 @@ func (st *fpgaStore) Query(t Ticket, l Lookup) {
 	st.h.Node(l.Node).FPGA.Query(q)
 }
 
-// Import pulls what the FPGA imported into its memory over the peer link
-// (or nothing more, when the FPGA wrote straight into the accelerator's).
+// Import has the FPGA import what its query found, when the query left it
+// (a layer-wise load); else it pulls what the FPGA imported into its
+// memory over the peer link (or nothing more, when the FPGA wrote
+// straight into the accelerator's).
 func (st *fpgaStore) Import(t Ticket, in Import) int {
+	if st.p.DeferImport {
+		st.h.Node(in.Node).FPGA.Import(fpga.ImportRequest{Session: in.Session, Extents: in.Extents,
+			Reply: fpga.Reply{To: (*importReplies)(st), Arg: int64(t)}})
+		return 1
+	}
 	var hops []Hop
 	if p := st.h.Node(in.Node).P2PToGPU; p != nil {
 		hops = []Hop{{Link: p}}
@@ -66,11 +73,23 @@ func (*fpgaStore) Part() string { return PartFPGA }
 // queryReplies takes the FPGA engine's query results back to the host.
 type queryReplies fpgaStore
 
-// Receive reports the lookup and ends its step.
+// Receive reports the lookup, and when the card began importing what it
+// found (its import stage: the decision, hashing and table walk end
+// there), and ends its step.
 func (q *queryReplies) Receive(t int64, res fpga.Result) {
-	q.h.Found(Ticket(t), kvstore.Found{Hit: res.Hit, MatchedBlocks: res.MatchedBlocks, Hops: res.Hops})
+	q.h.Found(Ticket(t), kvstore.Found{Hit: res.Hit, MatchedBlocks: res.MatchedBlocks, Hops: res.Hops, Extents: res.Extents})
+	if since, ok := res.Imported(); ok {
+		q.h.Importing(Ticket(t), since)
+	}
 	q.h.End(Ticket(t))
 }
+
+// importReplies takes the FPGA engine's deferred imports' ends back to
+// the host.
+type importReplies fpgaStore
+
+// Receive ends the import's step.
+func (in *importReplies) Receive(t int64, _ fpga.Result) { in.h.End(Ticket(t)) }
 
 // exportReplies takes the FPGA engine's export results back to the host.
 type exportReplies fpgaStore

@@ -40,6 +40,11 @@ type Host interface {
 	Compute(node int, service sim.Time, t Ticket)
 	// Found reports a lookup's outcome, before its step ends.
 	Found(t Ticket, f kvstore.Found)
+	// Importing reports that a lookup's outcome was known at since and
+	// that the store has been moving the found data since then, within its
+	// lookup (a card that imports as part of its query task): the host
+	// books the time from since as import, not as query.
+	Importing(t Ticket, since sim.Time)
 	// Saved reports what the store did with an export, before (or as) its
 	// step ends.
 	Saved(t Ticket, o Outcome)
@@ -84,7 +89,8 @@ type Lookup struct {
 
 // Import is a found object's way into the accelerator.
 type Import struct {
-	Node int
+	Session int64
+	Node    int
 	// Bytes are the KV bytes the request reuses; Extents where a CPU-run
 	// store found them (trimmed to those bytes).
 	Bytes   int64
@@ -121,6 +127,10 @@ type Params struct {
 	// an idle host-memory access (a table read by the CPU).
 	CPUHashBandwidth  sim.Bandwidth
 	HostAccessLatency sim.Time
+	// DeferImport: the KV loads layer by layer from the request's
+	// admission (store.load: layerwise), so a card leaves its import to
+	// Import instead of running it within the lookup.
+	DeferImport bool
 }
 
 // Node is what a store reaches of one node: its FPGA (design fpga), host
