@@ -25,17 +25,20 @@ func ComparisonRow(s *Summary) []string {
 		f(s.TPOTms.P50), f(s.TPOTms.P99), f(s.E2Ems.P50), f(s.ThroughputTokensPerS), f(s.HitRatioTokens),
 		i(s.PrefillTokensComputed), i(s.PrefillTokensReused), i(s.Bytes["storage_write"]), i(s.Bytes["storage_read"]), f(s.SimTimeS),
 		f(s.ResumedTTFTms.P50), f(s.ResumedTTFTms.P99), f(s.KVWaitMs.P50), deliveredShare(&s.Load), strconv.FormatBool(s.Saturated),
-		f(s.SustainedOutputTokensPerS), f(SustainedDriveWrites(s))}
+		f(s.SustainedOutputTokensPerS), f(s.BusiestDrives().SustainedDriveWritesPerDay)}
 }
 
-// SustainedDriveWrites is the busiest drive tier's sustained drive writes
-// per day (0 without drives).
-func SustainedDriveWrites(s *Summary) float64 {
-	most := 0.0
+// BusiestDrives is the run's tier of SSDs with the most sustained drive
+// writes per day (the first of equals), or the zero TierSummary (no
+// Drives) for a run without one.
+func (s *Summary) BusiestDrives() TierSummary {
+	var busiest TierSummary
 	for _, t := range s.Tiers {
-		most = max(most, t.SustainedDriveWritesPerDay)
+		if t.Drives > 0 && (busiest.Drives == 0 || t.SustainedDriveWritesPerDay > busiest.SustainedDriveWritesPerDay) {
+			busiest = t
+		}
 	}
-	return most
+	return busiest
 }
 
 // deliveredShare is the share as a number, or empty for a run not judged.

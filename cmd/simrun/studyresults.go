@@ -103,12 +103,14 @@ func resumedP50(s *reports.Summary) float64 { return s.ResumedTTFTms.P50 }
 // same over the whole run, idle tail included, and that drive's rating;
 // ok is false without an SSD tier.
 func driveWrites(s *reports.Summary) (sustained, wholeRun, rated float64, ok bool) {
-	for _, t := range s.Tiers {
-		if t.Drives > 0 && (!ok || t.SustainedDriveWritesPerDay > sustained) {
-			sustained, wholeRun, rated, ok = t.SustainedDriveWritesPerDay, t.DriveWritesPerDay, t.RatedDWPD, true
-		}
-	}
-	return sustained, wholeRun, rated, ok
+	t := s.BusiestDrives()
+	return t.SustainedDriveWritesPerDay, t.DriveWritesPerDay, t.RatedDWPD, t.Drives > 0
+}
+
+// sustainedDriveWrites is a run's busiest drives' sustained drive writes
+// per day, as a figure over the seeds.
+func sustainedDriveWrites(s *reports.Summary) float64 {
+	return s.BusiestDrives().SustainedDriveWritesPerDay
 }
 
 // saturationText says where a design saturates on the load curve:
@@ -149,7 +151,7 @@ func (st *study) headline() [][]string {
 		}
 		dwpd := "-"
 		if _, _, rated, ok := driveWrites(&st.designs[d].sum); ok {
-			dwpd = fmt.Sprintf("%s (%g)", figure("%.1f", reports.SustainedDriveWrites), rated)
+			dwpd = fmt.Sprintf("%s (%g)", figure("%.1f", sustainedDriveWrites), rated)
 		}
 		rows = append(rows, []string{studyDesigns[d],
 			figure("%.0f", func(s *reports.Summary) float64 { return float64(s.RequestsCompleted) }),
@@ -257,7 +259,7 @@ func (st *study) lead() string {
 	}
 	if _, wholeRun, rated, ok := driveWrites(&st.fpga().sum); ok {
 		fmt.Fprintf(&b, " At this load kept up around the clock, the fpga design's write-through exports write %s drive writes per day to each drive, against a rating of %g (%.1f over the first seed's run, whose sessions stop arriving after %.0f s).",
-			spreadCell(st.spread(st.plan.designs[fpgaDesign], reports.SustainedDriveWrites), "%.1f"), rated, wholeRun, st.fpga().sum.Load.ArrivalWindowS)
+			spreadCell(st.spread(st.plan.designs[fpgaDesign], sustainedDriveWrites), "%.1f"), rated, wholeRun, st.fpga().sum.Load.ArrivalWindowS)
 	}
 	return b.String()
 }
