@@ -69,7 +69,7 @@ func (s *System) Conservation() (Conservation, error) {
 	if s.closed != nil && s.closed.inFlight != 0 {
 		faults = append(faults, fmt.Sprintf("%d closed-loop slots still held when every request has ended", s.closed.inFlight))
 	}
-	faults = append(append(faults, s.exportFaults()...), s.leftovers()...)
+	faults = append(append(faults, s.counts.exportFaults()...), s.leftovers()...)
 	if len(faults) > 0 {
 		return c, fmt.Errorf("hostcpu: at %v: counts not conserved: %s", s.eng.Now(), strings.Join(faults, "; "))
 	}

@@ -4,8 +4,7 @@ import "fmt"
 
 // exportFaults checks the exports' count: every export started ended,
 // stored or failed, or was dropped by a full asynchronous buffer.
-func (s *System) exportFaults() []string {
-	c := s.counts
+func (c Counts) exportFaults() []string {
 	if c.ExportsStarted == c.Exports+c.ExportsDropped {
 		return nil
 	}

@@ -34,8 +34,8 @@ func TestContextWindowTruncatesOrRejects(t *testing.T) {
 			if c.policy == ContextReject {
 				require.Len(t, recs, 3, "the refused turn ends the session")
 				assert.False(t, recs[2].Done)
-				assert.Equal(t, int64(1), r.s.RejectedFor(RejectContextWindow))
-				assert.Equal(t, int64(1), r.s.Rejected(), "and for no other reason")
+				assert.Equal(t, int64(1), r.s.Rejected().For(RejectContextWindow))
+				assert.Equal(t, int64(1), r.s.Rejected().Total(), "and for no other reason")
 				return
 			}
 			require.Len(t, recs, 4)

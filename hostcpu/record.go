@@ -89,6 +89,6 @@ type Counts struct {
 	// not stored.
 	ExportsStarted, ExportsBlocked, ExportsDropped int64
 	// Truncated requests lost their oldest tokens to the context window
-	// (those refused for it are System.RejectedFor(RejectContextWindow)).
+	// (those refused for it are System.Rejected().For(RejectContextWindow)).
 	Truncated int64
 }

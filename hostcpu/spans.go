@@ -35,12 +35,11 @@ const (
 // of node n, from start to now, with more attributes as key, value pairs.
 // With no trace sink it costs one check.
 func (s *System) span(n int, part, task, stage string, sess int64, turn int, start sim.Time, bytes int64, kv ...string) {
-	s.spanUntil(n, part, task, stage, sess, turn, start, s.eng.Now(), bytes, kv...)
+	emitStage(s.eng.Trace(), n, part, task, stage, sess, turn, start, s.eng.Now(), bytes, kv...)
 }
 
-// spanUntil emits a stage span that ended at end.
-func (s *System) spanUntil(n int, part, task, stage string, sess int64, turn int, start, end sim.Time, bytes int64, kv ...string) {
-	tr := s.eng.Trace()
+// emitStage emits on tr a stage span that ended at end.
+func emitStage(tr *sim.Tracer, n int, part, task, stage string, sess int64, turn int, start, end sim.Time, bytes int64, kv ...string) {
 	if !tr.Enabled() {
 		return
 	}

@@ -44,7 +44,7 @@ func (s *System) queried(slot int) {
 	if r.importing {
 		decided, r.importing = r.importSince, false
 	}
-	s.spanUntil(r.node, s.store.Part(), TaskQuery, "", r.sess.id, r.rec.Turn, r.stageStart, decided, 4*r.promptLen,
+	emitStage(s.eng.Trace(), r.node, s.store.Part(), TaskQuery, "", r.sess.id, r.rec.Turn, r.stageStart, decided, 4*r.promptLen,
 		"hit", strconv.FormatBool(res.Hit || res.MatchedBlocks > 0), "hops", strconv.Itoa(res.Hops), "matched_blocks", strconv.Itoa(res.MatchedBlocks))
 	r.rec.QueryTime = decided - r.stageStart
 	r.stageStart = decided

@@ -162,7 +162,7 @@ type System struct {
 	work     HostWork // what the stores asked of the hosts
 	records  []Record
 	counts   Counts
-	rejected [rejectReasons]int64 // requests refused, by reason
+	rejected Rejections // requests refused, by reason
 	failure  error
 	closed   *closedLoop // nil: open loop
 	// openings are the sessions in order of their first arrival; only the
@@ -296,23 +296,29 @@ func (s *System) Records() []Record { return s.records }
 // Counts returns the decision, query and eviction counters.
 func (s *System) Counts() Counts { return s.counts }
 
-// Rejected counts the requests refused, for every reason.
-func (s *System) Rejected() int64 {
+// Rejected returns the requests refused, counted by reason.
+func (s *System) Rejected() Rejections { return s.rejected }
+
+// Rejections count the requests refused, by reason.
+type Rejections [rejectReasons]int64
+
+// Total counts the requests refused for any reason.
+func (r Rejections) Total() int64 {
 	var n int64
-	for _, c := range s.rejected {
+	for _, c := range r {
 		n += c
 	}
 	return n
 }
 
-// RejectedFor counts the requests refused for the reason why.
-func (s *System) RejectedFor(why RejectReason) int64 { return s.rejected[why] }
+// For counts the requests refused for the reason why.
+func (r Rejections) For(why RejectReason) int64 { return r[why] }
 
-// RejectedByReason counts the requests refused under every reason's name
+// ByReason counts the requests refused under every reason's name
 // (RejectReasons), zeros included.
-func (s *System) RejectedByReason() map[string]int64 {
-	by := make(map[string]int64, len(s.rejected))
-	for why, n := range s.rejected {
+func (r Rejections) ByReason() map[string]int64 {
+	by := make(map[string]int64, len(r))
+	for why, n := range r {
 		by[RejectReason(why).String()] = n
 	}
 	return by

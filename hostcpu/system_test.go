@@ -117,9 +117,9 @@ func TestAdmissionRespectsBatchAndRejectsTheImpossible(t *testing.T) {
 	for _, it := range exec.ran {
 		assert.LessOrEqual(t, len(it.Decodes)+len(it.Prefills), 1, "max batch 1")
 	}
-	assert.Equal(t, int64(1), s.RejectedFor(RejectKVMemory))
-	assert.Equal(t, int64(1), s.Rejected(), "and for no other reason")
-	assert.Equal(t, map[string]int64{"context_window": 0, "kv_memory": 1}, s.RejectedByReason())
+	assert.Equal(t, int64(1), s.Rejected().For(RejectKVMemory))
+	assert.Equal(t, int64(1), s.Rejected().Total(), "and for no other reason")
+	assert.Equal(t, map[string]int64{"context_window": 0, "kv_memory": 1}, s.Rejected().ByReason())
 	assert.Len(t, RejectReasons.Names(), rejectReasons, "one count a reason")
 	recs := s.Records()
 	require.Len(t, recs, 3)

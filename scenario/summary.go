@@ -32,7 +32,7 @@ func (res *Result) Summary() reports.Summary {
 	now := r.end()
 	s := reports.Summary{Design: r.l.System.Design, Seed: r.l.Seed, Sessions: len(r.workload.Sessions),
 		SimTimeS: now.Seconds(), Events: r.eng.Handled(),
-		RequestsRejected: r.sys.Rejected(), SkippedTraceLines: r.skippedLines, Decisions: map[string]int64{}, Bytes: map[string]int64{},
+		RequestsRejected: r.sys.Rejected().Total(), SkippedTraceLines: r.skippedLines, Decisions: map[string]int64{}, Bytes: map[string]int64{},
 		Utilization: map[string]float64{}, Evictions: map[string]int64{}, Store: map[string]int64{}}
 	var ttft, tpot, e2e, resumed, kvWait []float64
 	var served []reports.Served
@@ -70,8 +70,8 @@ func (res *Result) Summary() reports.Summary {
 		s.HitRatioTokens = float64(s.PrefillTokensReused) / float64(s.PromptTokens)
 	}
 	c := r.sys.Counts()
-	s.RequestsTruncated, s.RequestsContextRejected = c.Truncated, r.sys.RejectedFor(hostcpu.RejectContextWindow)
-	s.RequestsRejectedByReason = r.sys.RejectedByReason()
+	s.RequestsTruncated, s.RequestsContextRejected = c.Truncated, r.sys.Rejected().For(hostcpu.RejectContextWindow)
+	s.RequestsRejectedByReason = r.sys.Rejected().ByReason()
 	for k, v := range c.Decisions {
 		s.Decisions[k] = v
 	}
