@@ -36,7 +36,7 @@ func splitwiseTargets(m Model, d Device, ms []measurement, engine Engine) []targ
 func profileTargets(p *Profile, d Device) []target {
 	var out []target
 	for _, r := range p.Rows {
-		if r.engine == "" {
+		if !slices.Contains(fittedGroups, r.Group) {
 			continue
 		}
 		e, _ := ParseEngine(r.engine)

@@ -23,8 +23,17 @@ import (
 // (docs/accel.md describes every field). ReadProfile turns it into rows
 // the model can price; MeasuredGroups are the groups, in report order.
 // The eager group is Hugging Face's eager decode steps, the eager engine's
-// own check.
-var MeasuredGroups = []string{"prefill", "chunk", "decode", "eager", "pcie", "export", "sampling"}
+// own check. The layerwise rows of a profile give five groups: resume (the
+// chunk alone), import (its KV's copy alone), whole (the copy, then the
+// chunk), layerwise (the two overlapped layer by layer, priced with the
+// model's copy and chunk) and overlap (the same run priced by LayerwiseEnd
+// on the measured copy and chunk: the overlap's closed form alone).
+var MeasuredGroups = []string{"prefill", "chunk", "decode", "eager", "pcie", "export", "sampling",
+	"resume", "import", "whole", "layerwise", "overlap"}
+
+// fittedGroups are the groups whose iterations a device's fit reads
+// (FitProfile); the layerwise rows' groups are held out of it.
+var fittedGroups = []string{"prefill", "chunk", "decode", "eager"}
 
 // MeasuredRow is one measured time and the shape the model prices it at.
 type MeasuredRow struct {
@@ -35,9 +44,11 @@ type MeasuredRow struct {
 	model    Model     // the shape measured (a slice of layers, if the profile says so)
 	engine   string    // the engine the iteration ran on (iterations only)
 	iter     Iteration // prefill, chunk, decode
-	bytes    int64     // pcie, export: the bytes copied
+	bytes    int64     // pcie, export, import, whole, layerwise: the bytes copied
 	batch    int       // sampling
 	vocab    int
+	// parts are an overlap row's measured copy and chunk, in seconds.
+	parts struct{ importS, computeS float64 }
 }
 
 // Profile is a measured profile's rows and the GPU they were measured on.
@@ -54,6 +65,8 @@ type profileFile struct {
 	Chunk    map[string][]map[string]float64 `json:"chunk"`
 	Decode   map[string][]map[string]float64 `json:"decode"`
 	Sampling []map[string]float64            `json:"sampling"`
+	// Layerwise are chunks resumed on a KV cache imported layer by layer.
+	Layerwise map[string][]map[string]float64 `json:"layerwise"`
 	// DryRun marks a file of dummy times (tools/gpuprofile --dry-run).
 	DryRun bool `json:"dry_run"`
 	// Layers gives, per model, the layers measured when fewer than the
@@ -77,7 +90,7 @@ type ProfileShape struct {
 
 // profileKeys are the top-level keys a profile may have.
 var profileKeys = []string{"gpu", "torch", "sms", "how", "pcie", "hbm_d2d_copy_1GiB_s", "prefill", "chunk", "decode", "sampling",
-	"dry_run", "layers", "shapes"}
+	"layerwise", "dry_run", "layers", "shapes"}
 
 // layerCopies is the copies per layer of a session's KV export: K and V.
 const layerCopies = 2
@@ -109,7 +122,7 @@ var profileCounts = map[string][2]float64{"batch": {1, 1 << 16}, "context": {0, 
 
 // rowNeeds is the counts a row of each group must give.
 var rowNeeds = map[string][]string{"prefill": {"tokens"}, "chunk": {"new", "cached"}, "decode": {"batch", "context"},
-	"pcie": {"bytes"}, "sampling": {"batch", "vocab"}}
+	"pcie": {"bytes"}, "sampling": {"batch", "vocab"}, "layerwise": {"cached", "new", "kv_bytes"}}
 
 // checkRow refuses a row of group that lacks a count the group needs or
 // any time, a count that is not a whole number in range, or a time
@@ -221,9 +234,12 @@ func parseProfile(path string, data []byte) (*Profile, error) {
 	return p, nil
 }
 
-// readModels reads the per-model groups: prefills, chunks, decode steps
-// and KV exports.
-func (p *Profile) readModels(f profileFile, add func(MeasuredRow, string, map[string]float64) error) error {
+// addRow adds a row's field, if the row gives it, as a measured row.
+type addRow func(r MeasuredRow, field string, row map[string]float64) error
+
+// readModels reads the per-model groups: prefills, chunks, decode steps,
+// KV exports and chunks on a layer-wise import.
+func (p *Profile) readModels(f profileFile, add addRow) error {
 	groups := []struct {
 		name string
 		rows map[string][]map[string]float64
@@ -263,6 +279,9 @@ func (p *Profile) readModels(f profileFile, add func(MeasuredRow, string, map[st
 			return add(MeasuredRow{Group: "decode", Label: fmt.Sprintf("%s batch %d context %d", m.Name, len(it.Decodes), int64(row["context"])),
 				Where: where, model: m, engine: "cuda-graphs", iter: it}, "step_s", row)
 		}},
+		{"layerwise", f.Layerwise, func(m Model, where string, row map[string]float64) error {
+			return layerwiseRows(m, where, row, add)
+		}},
 	}
 	for _, g := range groups {
 		for _, model := range slices.Sorted(maps.Keys(g.rows)) {
@@ -284,13 +303,45 @@ func (p *Profile) readModels(f profileFile, add func(MeasuredRow, string, map[st
 	return nil
 }
 
+// layerwiseRows adds a layerwise row's times, each a group: the chunk
+// alone (resume), its KV's import alone (import), the import then the
+// chunk (whole), the two layer by layer (layerwise) and, when the row
+// gives the import's and the chunk's times, the layer-wise time against
+// LayerwiseEnd of those two (overlap).
+func layerwiseRows(m Model, where string, row map[string]float64, add addRow) error {
+	c := Chunk{New: int64(row["new"]), Cached: int64(row["cached"]), Last: true}
+	b := int64(row["kv_bytes"])
+	shape := fmt.Sprintf("%s %d on %d cached", m.Name, c.New, c.Cached)
+	base := MeasuredRow{Where: where, model: m, engine: "eager", iter: Iteration{Prefills: []Chunk{c}}, bytes: b}
+	for _, g := range []struct{ group, label, field string }{
+		{"resume", shape, "compute_s"},
+		{"import", fmt.Sprintf("%s import %s (beside %d new)", m.Name, sizeText(b), c.New), "import_h2d_s"},
+		{"whole", shape + ", import then chunk", "whole_s"},
+		{"layerwise", shape + ", layer by layer", "layerwise_s"},
+	} {
+		r := base
+		r.Group, r.Label = g.group, g.label
+		if err := add(r, g.field, row); err != nil {
+			return err
+		}
+	}
+	importS, copied := row["import_h2d_s"]
+	computeS, computed := row["compute_s"]
+	if !copied || !computed {
+		return nil
+	}
+	r := base
+	r.Group, r.Label = "overlap", shape+", layer by layer on the measured parts"
+	r.parts.importS, r.parts.computeS = importS, computeS
+	return add(r, "layerwise_s", row)
+}
+
 // checkModelKeys refuses a model under "layers" or "shapes" that no
-// prefill, chunk or decode rows measure (a misspelt name changed nothing),
-// and a shape that is no model.
+// prefill, chunk, decode or layerwise rows measure (a misspelt name
+// changed nothing), and a shape that is no model.
 func (f profileFile) checkModelKeys(path string) error {
 	measured := func(name string) bool {
-		return slices.ContainsFunc([]map[string][]map[string]float64{f.Prefill, f.Chunk, f.Decode},
-			func(g map[string][]map[string]float64) bool { _, ok := g[name]; return ok })
+		return slices.ContainsFunc(f.modelGroups(), func(g map[string][]map[string]float64) bool { _, ok := g[name]; return ok })
 	}
 	for _, key := range []struct {
 		name  string
@@ -298,17 +349,22 @@ func (f profileFile) checkModelKeys(path string) error {
 	}{{"layers", slices.Sorted(maps.Keys(f.Layers))}, {"shapes", slices.Sorted(maps.Keys(f.Shapes))}} {
 		for _, name := range key.names {
 			if !measured(name) {
-				return fmt.Errorf("%s: %s.%s: no prefill, chunk or decode rows of %s (models with rows: %s)", path, key.name, name, name, strings.Join(f.rowModels(), ", "))
+				return fmt.Errorf("%s: %s.%s: no prefill, chunk, decode or layerwise rows of %s (models with rows: %s)", path, key.name, name, name, strings.Join(f.rowModels(), ", "))
 			}
 		}
 	}
 	return nil
 }
 
-// rowModels names the models of the prefill, chunk and decode rows.
+// modelGroups are the groups of rows per model.
+func (f profileFile) modelGroups() []map[string][]map[string]float64 {
+	return []map[string][]map[string]float64{f.Prefill, f.Chunk, f.Decode, f.Layerwise}
+}
+
+// rowModels names the models of the per-model groups' rows.
 func (f profileFile) rowModels() []string {
 	var out []string
-	for _, g := range []map[string][]map[string]float64{f.Prefill, f.Chunk, f.Decode} {
+	for _, g := range f.modelGroups() {
 		out = append(out, slices.Collect(maps.Keys(g))...)
 	}
 	slices.Sort(out)
@@ -410,41 +466,68 @@ func Compare(p *Profile, d Device, engine string) ([]Compared, error) {
 	}
 	var out []Compared
 	for _, r := range p.Rows {
-		var t sim.Time
-		switch r.Group {
-		case "prefill", "chunk", "decode", "eager":
-			n, err := NewNode(r.model, d, 1, BF16, BF16, 0, nil)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %s: %w", p.Path, r.Where, err)
-			}
-			n.Engine, _ = ParseEngine(cmp.Or(engine, r.engine))
-			t = n.Cost(r.iter).Total
-		case "pcie":
-			t = copyTime(link, r.bytes, 1)
-		case "export":
-			t = copyTime(link, r.bytes, layerCopies*r.model.Layers)
-		case "sampling":
-			t = d.KernelTime(kernels.SortBasedWork(r.batch, r.vocab))
+		t, err := price(r, d, cmp.Or(engine, r.engine), link)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", p.Path, r.Where, err)
 		}
 		out = append(out, Compared{Group: r.Group, Label: r.Label, ModelS: t.Seconds(), MeasuredS: r.Measured})
 	}
 	return out, nil
 }
 
-// copyTime is the time to copy bytes to the host in copies equal DMA
-// copies, one after another, through the PCIe model.
-func copyTime(cfg memory.PCIeConfig, bytes int64, copies int) sim.Time {
+// price is the model's time for a measured row; iterations run on engine.
+// A layerwise row's KV is layer-major (each layer's K and V copied in
+// turn), so layer 0's has landed after 1/L of the import.
+func price(r MeasuredRow, d Device, engine string, link memory.PCIeConfig) (sim.Time, error) {
+	layers := int64(r.model.Layers)
+	switch r.Group {
+	case "pcie":
+		return copyTime(link, r.bytes, 1, false), nil
+	case "export":
+		return copyTime(link, r.bytes, layerCopies*r.model.Layers, false), nil
+	case "import":
+		return copyTime(link, r.bytes, layerCopies*r.model.Layers, true), nil
+	case "sampling":
+		return d.KernelTime(kernels.SortBasedWork(r.batch, r.vocab)), nil
+	case "overlap":
+		return LayerwiseEnd(secondsTime(r.parts.importS), secondsTime(r.parts.computeS), layers, 1, layers), nil
+	}
+	n, err := NewNode(r.model, d, 1, BF16, BF16, 0, nil)
+	if err != nil {
+		return 0, err
+	}
+	n.Engine, _ = ParseEngine(engine)
+	c := n.Cost(r.iter).Total
+	switch r.Group {
+	case "whole":
+		return sim.SumTime(copyTime(link, r.bytes, layerCopies*r.model.Layers, true), c), nil
+	case "layerwise":
+		return LayerwiseEnd(copyTime(link, r.bytes, layerCopies*r.model.Layers, true), c, layers, 1, layers), nil
+	}
+	return c, nil // prefill, chunk, decode, eager, resume
+}
+
+// secondsTime is a measured time in seconds as a time.
+func secondsTime(s float64) sim.Time { return sim.TimeOf(s * float64(sim.Second)) }
+
+// copyTime is the time to copy bytes to the host, or to the card, in
+// copies equal DMA copies, one after another, through the PCIe model.
+func copyTime(cfg memory.PCIeConfig, bytes int64, copies int, toCard bool) sim.Time {
 	eng := sim.NewEngine(4)
 	link, err := memory.NewPCIe(eng, cfg)
 	if err != nil {
 		panic(err) // a preset is valid
 	}
+	dir := link.CardToHost
+	if toCard {
+		dir = link.HostToCard
+	}
 	each := bytes / int64(copies)
 	for range copies {
-		link.CardToHost.Transfer(each, sim.Event{})
+		dir.Transfer(each, sim.Event{})
 	}
 	eng.Run()
-	return link.CardToHost.FreeAt() + cfg.Latency
+	return dir.FreeAt() + cfg.Latency
 }
 
 // GroupError is a group's mean absolute percentage error and 90th

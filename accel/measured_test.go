@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kvcosim/kvcosim/sim"
 )
 
 // measuredH100 is the project's first H100 profile
@@ -16,23 +18,35 @@ import (
 const measuredH100 = "calibdata/h100-llama-3-8b-2026-11-23.json"
 
 // measuredProfiles are the measured profiles in calibdata, each with the
-// GPU it names and the points per group the model prices. heldOut names
-// the groups held to 10 % in a profile the presets were not fitted on.
+// GPU it names, its device preset and the points per group the model
+// prices. heldOut names the groups held to 10 % in a profile the presets
+// were not fitted on.
 var measuredProfiles = []struct {
-	file    string
-	gpu     string
-	counts  map[string]int
-	heldOut []string
+	file, gpu, device string
+	counts            map[string]int
+	heldOut           []string
 }{
-	{file: measuredH100, gpu: "NVIDIA H100 80GB HBM3",
+	{file: measuredH100, gpu: "NVIDIA H100 80GB HBM3", device: "h100-sxm",
 		counts: map[string]int{"prefill": 5, "chunk": 3, "decode": 11, "eager": 3, "pcie": 6, "export": 5, "sampling": 3}},
 	// tools/gpuprofile's first run on a GPU. Not fitted on: every group but
 	// eager within 10 %. The eager rows (one Hugging Face decode step,
 	// Python and launches) are host-bound and moved 37-55 ms between two
 	// runs on the same machine (docs/accel.md).
-	{file: "calibdata/h100-llama-3-8b-2026-11-26-gpuprofile.json", gpu: "NVIDIA H100 80GB HBM3",
+	{file: "calibdata/h100-llama-3-8b-2026-11-26-gpuprofile.json", gpu: "NVIDIA H100 80GB HBM3", device: "h100-sxm",
 		counts:  map[string]int{"prefill": 5, "chunk": 3, "decode": 11, "eager": 3, "pcie": 6, "export": 5, "sampling": 3},
 		heldOut: []string{"prefill", "chunk", "decode", "pcie", "export", "sampling"}},
+	// The first H200 profile, with the layerwise group; the h200 preset is
+	// the H100 class's coefficients and was never fitted on an H200. The
+	// band, 10 % as for the H100 profile, was set before the run; these
+	// groups met it. Over it (docs/accel.md): eager 57.5 % (host-bound),
+	// sampling 19.1 % (the sort ran as fast as on the H100, where the
+	// model scales it with the H200's bandwidth), and the host-bound
+	// chunks of 128 and 512 new tokens in resume 27.2 %, whole 16.5 %
+	// and layerwise 22.9 %.
+	{file: "calibdata/h200-llama-3-8b-2026-11-27-gpuprofile.json", gpu: "NVIDIA H200", device: "h200",
+		counts: map[string]int{"prefill": 5, "chunk": 3, "decode": 11, "eager": 3, "pcie": 6, "export": 5, "sampling": 3,
+			"resume": 9, "import": 9, "whole": 9, "layerwise": 9, "overlap": 9},
+		heldOut: []string{"prefill", "chunk", "decode", "pcie", "export", "import", "overlap"}},
 }
 
 // TestMeasuredProfileGroupsAndShapes reads every measured profile in
@@ -52,7 +66,7 @@ func TestMeasuredProfileGroupsAndShapes(t *testing.T) {
 			assert.Equal(t, c.gpu, p.GPU)
 			d, err := ProfileDevice(p.GPU)
 			require.NoError(t, err)
-			assert.Equal(t, "h100-sxm", d)
+			assert.Equal(t, c.device, d)
 			counts := map[string]int{}
 			for _, r := range p.Rows {
 				counts[r.Group]++
@@ -64,9 +78,11 @@ func TestMeasuredProfileGroupsAndShapes(t *testing.T) {
 			rows, err := Compare(p, dev, "")
 			require.NoError(t, err)
 			groups := GroupErrors(rows)
-			require.Len(t, groups, len(MeasuredGroups))
+			require.Len(t, groups, len(c.counts))
 			for i, g := range groups {
-				assert.Equal(t, MeasuredGroups[i], g.Group)
+				if i > 0 {
+					assert.Less(t, slices.Index(MeasuredGroups, groups[i-1].Group), slices.Index(MeasuredGroups, g.Group), "groups in MeasuredGroups' order")
+				}
 				assert.GreaterOrEqual(t, g.P90, g.MAPE*0.5, g.Group)
 				if slices.Contains(c.heldOut, g.Group) {
 					assert.LessOrEqual(t, g.MAPE, 0.10, g.Group)
@@ -116,9 +132,13 @@ func TestMeasuredProfileBadInput(t *testing.T) {
 		{"a sampling time the model skips", `{"gpu": "H100", "sampling": [{"batch": 1, "vocab": 128256, "argmax_s_eager": -0.5}], ` + decodeRow + "}",
 			"sampling[0].argmax_s_eager = -0.5: a time must be positive"},
 		{"an unknown model under layers", `{"gpu": "H100", "layers": {"llama-9": 8}, ` + decodeRow + "}",
-			"layers.llama-9: no prefill, chunk or decode rows of llama-9 (models with rows: llama-3-8b)"},
+			"layers.llama-9: no prefill, chunk, decode or layerwise rows of llama-9 (models with rows: llama-3-8b)"},
 		{"a shape no row measures", `{"gpu": "H100", "shapes": {"mine": {"layers": 2, "hidden": 64, "heads": 2, "kv_heads": 2, "intermediate": 128, "vocab": 100}}, ` + decodeRow + "}",
-			"shapes.mine: no prefill, chunk or decode rows of mine"},
+			"shapes.mine: no prefill, chunk, decode or layerwise rows of mine"},
+		{"a layerwise row without its KV's bytes", `{"gpu": "H100", "layerwise": {"llama-3-8b": [{"cached": 2048, "new": 128, "layerwise_s": 0.03}]}}`,
+			"layerwise.llama-3-8b[0]: no kv_bytes (a layerwise row gives cached, new, kv_bytes and its times)"},
+		{"a layerwise row of a negative time", `{"gpu": "H100", "layerwise": {"llama-3-8b": [{"cached": 2048, "new": 128, "kv_bytes": 268435456, "whole_s": -0.01}]}}`,
+			"layerwise.llama-3-8b[0].whole_s = -0.01: a time must be positive"},
 		{"a fraction of a token", `{"gpu": "H100", "prefill": {"llama-3-8b": [{"tokens": 2048.5, "prefill_s": 0.1}]}}`,
 			"prefill.llama-3-8b[0].tokens = 2048.5: want a whole number"},
 		{"a context past any window", `{"gpu": "H100", "decode": {"llama-3-8b": [{"batch": 1, "context": 1e18, "step_s": 0.01}]}}`,
@@ -140,6 +160,20 @@ func TestMeasuredProfileBadInput(t *testing.T) {
 	assert.ErrorContains(t, err, `gpu "Tesla T4": no device preset for it: name one with --device`)
 }
 
+// compareBody reads a profile of body and prices its rows on device.
+func compareBody(t *testing.T, body, device string) (*Profile, Device, []Compared) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "profile.json")
+	require.NoError(t, os.WriteFile(path, []byte(body), 0o644))
+	p, err := ReadProfile(path)
+	require.NoError(t, err)
+	d, err := DevicePreset(device)
+	require.NoError(t, err)
+	rows, err := Compare(p, d, "")
+	require.NoError(t, err)
+	return p, d, rows
+}
+
 // A slice of a model too big for one GPU is priced as the layers
 // measured; a model of the profile's own shape as that shape.
 func TestMeasuredProfileSlicesAndShapes(t *testing.T) {
@@ -147,14 +181,7 @@ func TestMeasuredProfileSlicesAndShapes(t *testing.T) {
 		"shapes": {"mine": {"layers": 4, "hidden": 2048, "heads": 16, "kv_heads": 4, "intermediate": 8192, "vocab": 32000}},
 		"decode": {"llama-3-70b": [{"batch": 1, "context": 512, "step_s": 0.002}], "mine": [{"batch": 1, "context": 512, "step_s": 0.0005}]},
 		"prefill": {"llama-3-70b": [{"tokens": 2048, "prefill_s": 0.05, "kv_bytes": 67108864, "export_d2h_s": 0.003}]}}`
-	path := filepath.Join(t.TempDir(), "slice.json")
-	require.NoError(t, os.WriteFile(path, []byte(body), 0o644))
-	p, err := ReadProfile(path)
-	require.NoError(t, err)
-	d, err := DevicePreset("h100-sxm")
-	require.NoError(t, err)
-	rows, err := Compare(p, d, "")
-	require.NoError(t, err, "8 of Llama-3-70B's 80 layers fit one H100")
+	_, d, rows := compareBody(t, body, "h100-sxm")
 	labels := map[string]Compared{}
 	for _, r := range rows {
 		labels[r.Label] = r
@@ -169,4 +196,57 @@ func TestMeasuredProfileSlicesAndShapes(t *testing.T) {
 	assert.Less(t, slice, full.Total.Seconds(), "a tenth of the layers on one GPU: less than the whole model on eight")
 	export := labels["llama-3-70b (8 of 80 layers) export 64 MiB"]
 	assert.Positive(t, export.ModelS, "the slice's export is its 16 per-layer copies")
+}
+
+// A layerwise row gives five groups: the chunk, the import, the two in
+// turn and overlapped as the model prices them, and overlapped by
+// LayerwiseEnd on the measured import and chunk; a row without the
+// chunk's time has no overlap row. None of them is a fit's target.
+func TestMeasuredProfileLayerwise(t *testing.T) {
+	body := `{"gpu": "NVIDIA H200", "layerwise": {"llama-3-8b": [
+		{"cached": 8192, "new": 512, "layers": 32, "kv_bytes": 1073741824, "import_h2d_s": 0.02, "compute_s": 0.035, "whole_s": 0.053, "layerwise_s": 0.036},
+		{"cached": 2048, "new": 2048, "layers": 32, "kv_bytes": 268435456, "import_h2d_s": 0.005, "layerwise_s": 0.076}]}}`
+	p, d, rows := compareBody(t, body, "h200")
+	byLabel := map[string]Compared{}
+	var groups []string
+	for _, r := range rows {
+		byLabel[r.Label] = r
+		groups = append(groups, r.Group)
+	}
+	assert.Equal(t, []string{"resume", "import", "import", "whole", "layerwise", "layerwise", "overlap"}, groups)
+	const shape = "llama-3-8b 512 on 8192 cached"
+	resume, copied := byLabel[shape], byLabel["llama-3-8b import 1 GiB (beside 512 new)"]
+	whole, layerwise := byLabel[shape+", import then chunk"], byLabel[shape+", layer by layer"]
+	overlap := byLabel[shape+", layer by layer on the measured parts"]
+	assert.Equal(t, []float64{0.035, 0.02, 0.053, 0.036, 0.036},
+		[]float64{resume.MeasuredS, copied.MeasuredS, whole.MeasuredS, layerwise.MeasuredS, overlap.MeasuredS})
+	assert.InDelta(t, resume.ModelS+copied.ModelS, whole.ModelS, 1e-9, "whole: the import, then the chunk")
+	hidden := min(resume.ModelS, copied.ModelS) * (1 - 1.0/32)
+	assert.InDelta(t, whole.ModelS-hidden, layerwise.ModelS, 2e-9, "layer by layer hides all but one layer of the shorter")
+	assert.InDelta(t, 0.02/32+0.035, overlap.ModelS, 1e-9, "compute-bound: the first layer's copy, then the chunk")
+	for _, tg := range profileTargets(p, d) {
+		assert.Contains(t, fittedGroups, tg.group)
+	}
+}
+
+// TestLayerwiseEnd: the last layer ends after the first layer's share of
+// the load and all the compute, or after the load and the last layer's
+// compute, whichever is later; a token-major object (all of it before
+// layer 0) serialises the two.
+func TestLayerwiseEnd(t *testing.T) {
+	ms := sim.Millisecond
+	for _, c := range []struct {
+		name          string
+		load, compute sim.Time
+		num, den      int64
+		want          sim.Time
+	}{
+		{"copy-bound, layer-major", 40 * ms, 32 * ms, 1, 32, 41 * ms},
+		{"compute-bound, layer-major", 32 * ms, 64 * ms, 1, 32, 65 * ms},
+		{"claim 9: half and 1/(2L) before layer 0", 64 * ms, 32 * ms, 33, 64, 65 * ms},
+		{"token-major: the load, then the compute", 40 * ms, 32 * ms, 1, 1, 72 * ms},
+		{"no load", 0, 32 * ms, 1, 32, 32 * ms},
+	} {
+		assert.Equal(t, c.want, LayerwiseEnd(c.load, c.compute, 32, c.num, c.den), c.name)
+	}
 }

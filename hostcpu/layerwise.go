@@ -2,6 +2,8 @@ package hostcpu
 
 import (
 	"fmt"
+
+	"github.com/kvcosim/kvcosim/accel"
 	"github.com/kvcosim/kvcosim/hostcpu/mech"
 
 	"github.com/kvcosim/kvcosim/sim"
@@ -131,8 +133,7 @@ func (lw *layerwise) layerwiseEnd(r *request, c sim.Time) sim.Time {
 	s := lw.s
 	d := r.loadEnd - r.loadStart
 	num, den := mech.FirstLayerShare(s.cfg.Mech.Layout, s.cfg.Layers)
-	first := sim.Time(int64(d) / den * num)
-	return r.loadStart + max(first+c, d+c/sim.Time(s.cfg.Layers))
+	return r.loadStart + accel.LayerwiseEnd(d, c, s.cfg.Layers, num, den)
 }
 
 // prefetch starts moving a queued request's KV found below the top tier

@@ -3,8 +3,8 @@
 
 With random bf16 weights in a model's shape (no checkpoint is downloaded) it times batch-1
 prefills, prefill chunks on a cached context, decode steps replayed from a CUDA graph,
-pinned host<->device copies, the per-layer KV export of a prefilled session and top-k/top-p
-sampling, then writes one JSON file that `go run ./cmd/simrun calibrate --measured FILE`
+pinned host<->device copies, the per-layer KV export of a prefilled session, top-k/top-p
+sampling and a chunk resumed on a KV cache imported layer by layer beside its compute, then writes one JSON file that `go run ./cmd/simrun calibrate --measured FILE`
 reads (docs/accel.md, "Measured profiles"). README.md beside this file says how to run it.
 """
 import argparse
@@ -18,12 +18,12 @@ import sys
 import time
 from dataclasses import dataclass, field, replace
 
-GROUPS = ("prefill", "chunk", "decode", "pcie", "export", "sampling")
+GROUPS = ("prefill", "chunk", "decode", "pcie", "export", "sampling", "layerwise")
 # The top-level keys kvcosim's reader (accel/measured.go) accepts; "dry_run" (which it
 # refuses: dummy times), "layers" (a slice) and "shapes" (models that are no preset) are
 # written only when they apply.
 READER_KEYS = {"gpu", "torch", "sms", "how", "pcie", "hbm_d2d_copy_1GiB_s",
-               "prefill", "chunk", "decode", "sampling"}
+               "prefill", "chunk", "decode", "sampling", "layerwise"}
 EXTRA_KEYS = {"dry_run", "layers", "shapes"}
 MiB, GiB = 1 << 20, 1 << 30
 
@@ -75,6 +75,7 @@ class Plan:
     decode: list                 # (batch, context)
     pcie_bytes: list
     sampling_batches: list
+    layerwise: list              # (cached, new)
     hbm_copy: bool = True
 
 
@@ -84,13 +85,17 @@ FULL_PLAN = Plan(
     decode=[(1, 512), (1, 2048), (1, 8192), (8, 2048), (16, 2048), (32, 1024), (32, 2048),
             (64, 512), (64, 1024), (64, 2048), (128, 512)],
     pcie_bytes=[4096, 64 * 1024, MiB, 16 * MiB, 256 * MiB, GiB],
-    sampling_batches=[1, 16, 64, 128])
+    sampling_batches=[1, 16, 64, 128],
+    layerwise=[(c, n) for c in (2048, 8192, 16384) for n in (128, 512, 2048)])
 # Small enough for a CPU, yet every group keeps a row the reader prices (prefills from
 # 1,024 tokens, chunks from 2,048 new tokens, copies from 16 MiB, sampling from batch 16).
 TINY_PLAN = Plan(prefill_tokens=[128, 1024], chunk_cached=[2048], chunk_new=[128, 2048],
                  decode=[(1, 512), (16, 1024)], pcie_bytes=[MiB, 16 * MiB],
-                 sampling_batches=[1, 16], hbm_copy=False)
+                 sampling_batches=[1, 16], layerwise=[(1024, 128)], hbm_copy=False)
 DUMMY_S = 1e-3  # every time of a dry run without torch
+# A layerwise row's times: the import alone, the chunk alone, the import then the chunk, and the
+# two overlapped layer by layer (store.load: layerwise).
+LAYERWISE_TIMES = ("import_h2d_s", "compute_s", "whole_s", "layerwise_s")
 
 
 # ---------------------------------------------------------------- command line
@@ -232,6 +237,11 @@ def sampling_row(batch, vocab, times):
                    **{f"{path}_s_{mode}": t for path, ts in times.items() for mode, t in ts.items()})
 
 
+def layerwise_row(cached, new, layers, kv_bytes, times):
+    """times: some of LAYERWISE_TIMES (a variant that failed is left out)."""
+    return numeric(cached=cached, new=new, layers=layers, kv_bytes=kv_bytes, **times)
+
+
 def numeric(**fields):
     """A row: the reader takes only numbers, so a time not measured is left out."""
     return {k: v for k, v in fields.items() if v is not None}
@@ -270,7 +280,7 @@ def check(doc):
     for key in doc:
         assert key in READER_KEYS | EXTRA_KEYS, f"key {key!r} is not one the profile has"
     rows = [(f"{g}[{i}]", r) for g in ("pcie", "sampling") for i, r in enumerate(doc.get(g, []))]
-    rows += [(f"{g}.{m}[{i}]", r) for g in ("prefill", "chunk", "decode")
+    rows += [(f"{g}.{m}[{i}]", r) for g in ("prefill", "chunk", "decode", "layerwise")
              for m, rs in doc.get(g, {}).items() for i, r in enumerate(rs)]
     for where, row in rows:
         for k, v in row.items():
@@ -293,7 +303,7 @@ def save(path, doc):
 
 def row_count(doc):
     return sum(len(v) if isinstance(v, list) else sum(len(r) for r in v.values())
-               for k, v in doc.items() if k in ("pcie", "sampling", "prefill", "chunk", "decode"))
+               for k, v in doc.items() if k in ("pcie", "sampling", "prefill", "chunk", "decode", "layerwise"))
 
 
 def dummy_profile(models, groups, plan):
@@ -310,6 +320,10 @@ def dummy_profile(models, groups, plan):
         if "decode" in groups:
             doc.setdefault("decode", {})[name] = [decode_row(b, c, s.layers, t, s.kv_bytes(c, b))
                                                   for b, c in plan.decode]
+        if "layerwise" in groups:
+            doc.setdefault("layerwise", {})[name] = [
+                layerwise_row(c, n, s.layers, s.kv_bytes(c), dict.fromkeys(LAYERWISE_TIMES, t))
+                for c, n in plan.layerwise]
     if "pcie" in groups:
         doc["pcie"] = [pcie_row(n, t, t) for n in plan.pcie_bytes]
         doc["hbm_d2d_copy_1GiB_s"] = t
@@ -332,13 +346,14 @@ class Session:
         self.plan = FULL_PLAN if self.cuda else TINY_PLAN
         self.models = models if self.cuda else {n: replace(TINY_SHAPE) for n in models}
         self.notes = []
+        self.layerwise_checked = 0  # chunks whose layer-wise logits matched the whole import's
         self.doc = self.open_document()
         self.need_transformers()
 
     def need_transformers(self):
         """Prefills, exports and chunks run Hugging Face's model: without transformers a
         measurement stops here, a dry run leaves them out."""
-        hf_groups = self.groups & {"prefill", "export", "chunk"}
+        hf_groups = self.groups & {"prefill", "export", "chunk", "layerwise"}
         if not hf_groups or version_of("transformers") != "absent":
             return
         if self.cuda:
@@ -358,7 +373,8 @@ class Session:
         steps = [({"pcie"}, self.measure_pcie), ({"sampling"}, self.measure_sampling)]
         for name, shape in self.models.items():
             steps += [({"prefill", "export", "chunk"}, lambda n=name, s=shape: self.measure_hf(n, s)),
-                      ({"decode"}, lambda n=name, s=shape: self.measure_decode(n, s))]
+                      ({"decode"}, lambda n=name, s=shape: self.measure_decode(n, s)),
+                      ({"layerwise"}, lambda n=name, s=shape: self.measure_layerwise(n, s))]
         for groups, step in steps:
             if groups & self.groups:
                 self.log(f"{'/'.join(sorted(groups & self.groups))} ...")
@@ -568,6 +584,78 @@ class Session:
             t.set_default_dtype(t.float32)
         return model.eval()
 
+    # -- a chunk resumed on a KV cache imported layer by layer (store.load: layerwise)
+
+    def measure_layerwise(self, name, shape):
+        model, rows = self.build_hf(shape), []
+        for cached in sorted({c for c, _ in self.plan.layerwise}):
+            news = [n for c, n in self.plan.layerwise if c == cached]
+            try:
+                rows += self.layerwise_on(model, shape, cached, news)
+            except self.torch.cuda.OutOfMemoryError:
+                self.skip(f"layerwise.{name} on {cached} cached", "out of memory")
+            self.free()
+        self.doc.setdefault("layerwise", {})[name] = rows
+        del model
+
+    def layerwise_on(self, model, shape, cached, news):
+        """Chunks of each new length on a cache of `cached` tokens imported from pinned host
+        buffers: the import alone, the chunk alone, the import then the chunk, and layer by
+        layer, each layer's K and V copied on a side stream while the layers before it compute
+        (each layer waits for its own copy's event)."""
+        t = self.torch
+        cache = forward(model, t.randint(0, shape.vocab, (1, cached), device=self.dev)).past_key_values
+        load = LayerwiseImport(t, cache, self.host, self.cuda)
+        gate = load.gate(decoder_layers(model))
+        rows = []
+        try:
+            for new in news:
+                ids = t.randint(0, shape.vocab, (1, new), device=self.dev)
+
+                def resume(wait_each=False, copy=True):
+                    load.start(copy, wait_each)
+                    return forward(model, ids, cache)
+                times = self.layerwise_times(load, resume, f"{new} on {cached} cached")
+                rows.append(layerwise_row(cached, new, shape.layers, load.kv_bytes, times))
+        finally:
+            for hook in gate:
+                hook.remove()
+        return rows
+
+    def layerwise_times(self, load, resume, what):
+        """The four variants' times; the layer-wise one only if its layers waited for their
+        copies and its logits, on device buffers poisoned with NaN before the import, are the
+        whole import's (an unordered copy would read the poison)."""
+        variants = {"import_h2d_s": lambda: load.start(True, False), "compute_s": lambda: resume(copy=False),
+                    "whole_s": resume, "layerwise_s": lambda: resume(wait_each=True)}
+        times = {}
+        for key, fn in variants.items():
+            try:
+                times[key] = self.median(fn, self.few(), 3)
+            except Exception as e:  # keep the other variants' times
+                self.skip(f"layerwise {key} of {what}", repr(e)[:160])
+            load.wait_each = False
+        if "layerwise_s" not in times:
+            return times
+        why = "the layers' pre-hooks never ran" if self.cuda and load.waits == 0 else self.misordered(load, resume)
+        if why:
+            del times["layerwise_s"]  # not a layer-wise load
+            self.skip(f"layerwise_s of {what}", why)
+        return times
+
+    def misordered(self, load, resume):
+        """Why the layer-wise run's logits differ from the whole import's, or None."""
+        whole = resume().logits.float()
+        load.poison()
+        ordered = resume(wait_each=True).logits.float()
+        load.wait_each = False
+        self.sync()
+        err = ((ordered - whole).norm() / whole.norm()).item()
+        if not math.isfinite(err) or err > 1e-2:
+            return f"its logits differ from the whole import's by {err:.3g} (relative): a layer read its KV before it landed"
+        self.layerwise_checked += 1
+        return None
+
     # -- decode steps (a hand-written step over a static cache)
 
     def measure_decode(self, name, shape):
@@ -601,8 +689,11 @@ class Session:
                f" transformers {version_of('transformers')}, flashinfer {version_of('flashinfer')},"
                f" {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d}, {time.time() - started:.0f} s."
                f" Random bf16 weights; each time the median of {self.args.reps} runs after warm-up"
-               f" ({self.few()} for prefills from 4,096 tokens, copies from 256 MiB and exports),"
+               f" ({self.few()} for prefills from 4,096 tokens, copies from 256 MiB, exports and layerwise rows),"
                " CUDA events.", HOW_GROUPS]
+        if self.layerwise_checked:
+            how.append(f"layerwise: on {self.layerwise_checked} chunks the layer-wise run's logits, on device"
+                       " buffers filled with NaN before its import, matched the whole import's.")
         if not self.cuda:
             how.insert(0, f"DRY RUN on the CPU with a tiny shape ({TINY_SHAPE.layers} layers, hidden"
                           f" {TINY_SHAPE.hidden}) under each model's name, timed by the host clock,"
@@ -620,7 +711,11 @@ HOW_GROUPS = (
     " gated MLP, LM head; no sampling) replayed from one CUDA graph; eager_step_s without it."
     " pcie: one buffer, pinned and pageable. sampling: float32 logits; sort_topk_topp: sort,"
     " top-k 50, top-p 0.9, multinomial; topk_topp: torch.topk first; flashinfer_topk_topp:"
-    " FlashInfer's fused sampling; eager and in a CUDA graph. layers (rows): layers measured.")
+    " FlashInfer's fused sampling; eager and in a CUDA graph. layerwise: `new` tokens on a cache"
+    " of `cached` whose K and V (kv_bytes) are imported from pinned host buffers, layer by layer"
+    " on a side stream: import_h2d_s the import alone, compute_s the chunk alone, whole_s the"
+    " import then the chunk, layerwise_s both at once, each decoder layer waiting (an event) for"
+    " its own layer's copy (store.load: layerwise). layers (rows): layers measured.")
 
 
 def pcie_link():
@@ -690,6 +785,76 @@ def crop_to(cache, length):
     extra = cache.get_seq_length() - length
     if extra > 0:
         cache.crop(-extra)
+
+
+class LayerwiseImport:
+    """A KV cache's import from pinned host buffers into device buffers that the cache's layers
+    are set to before each call, one layer's K and V after another on a copy stream, with an
+    event per layer that the layer's forward waits for when wait_each is set."""
+
+    def __init__(self, torch, cache, host, cuda):
+        self.torch, self.cache, self.cuda = torch, cache, cuda
+        self.dev = [x.clone() for x in cache_tensors(cache)]  # K0, V0, K1, V1, ...
+        self.hosts = []
+        for x in self.dev:
+            self.hosts.append(host(x))
+            self.hosts[-1].copy_(x)
+        self.layers = len(self.dev) // 2
+        self.kv_bytes = sum(x.numel() * x.element_size() for x in self.dev)
+        self.stream = torch.cuda.Stream() if cuda else None
+        self.landed = [torch.cuda.Event() for _ in range(self.layers)] if cuda else []
+        self.wait_each = False
+        self.waits = 0  # the layers' waits so far: none means the hooks never ran
+
+    def start(self, copy, wait_each):
+        """Sets the cache back to the imported buffers and, if copy, imports them: the caller's
+        stream waits for the whole import unless wait_each leaves each layer to wait for its own."""
+        for i in range(self.layers):
+            set_cache_layer(self.cache, i, self.dev[2 * i], self.dev[2 * i + 1])
+        self.wait_each = copy and wait_each
+        if not copy:
+            return
+        if not self.cuda:  # no streams: the copies run before the compute
+            for d, h in zip(self.dev, self.hosts):
+                d.copy_(h)
+            return
+        t, here = self.torch, self.torch.cuda.current_stream()
+        self.stream.wait_stream(here)  # after the work before it (the last call's reads)
+        with t.cuda.stream(self.stream):
+            for i in range(self.layers):
+                self.dev[2 * i].copy_(self.hosts[2 * i], non_blocking=True)
+                self.dev[2 * i + 1].copy_(self.hosts[2 * i + 1], non_blocking=True)
+                self.landed[i].record(self.stream)
+        if not wait_each:
+            here.wait_event(self.landed[-1])
+
+    def poison(self):
+        """Fills the device buffers with NaN, on the caller's stream."""
+        for d in self.dev:
+            d.fill_(float("nan"))
+
+    def gate(self, layers):
+        """Hooks that make decoder layer i wait for layer i's copy while wait_each is set."""
+        def hook(i):
+            def wait(module, args):
+                if self.wait_each and self.cuda:
+                    self.torch.cuda.current_stream().wait_event(self.landed[i])
+                    self.waits += 1
+            return wait
+        return [layer.register_forward_pre_hook(hook(i)) for i, layer in enumerate(layers)]
+
+
+def decoder_layers(model):
+    """A Hugging Face decoder's layers (llama, qwen2: model.model.layers)."""
+    return model.model.layers
+
+
+def set_cache_layer(cache, i, keys, values):
+    """Sets layer i of a Hugging Face cache to the given K and V, whichever its version."""
+    if hasattr(cache, "layers"):
+        cache.layers[i].keys, cache.layers[i].values = keys, values
+    else:
+        cache.key_cache[i], cache.value_cache[i] = keys, values
 
 
 def decode_weights(torch, shape, dev):
