@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -319,21 +318,6 @@ func TestSweepTableMustMatchItsGrid(t *testing.T) {
 				assert.Contains(t, stderr, c.want, args[0])
 			}
 		})
-	}
-}
-
-// Off a terminal, progress is one line a finished unit, with the time
-// since the start and an estimate of the time left.
-func TestProgressLinesHaveTimes(t *testing.T) {
-	var b bytes.Buffer
-	p := progress(&b, 3, "run")
-	for done := 1; done <= 3; done++ {
-		p(done)
-	}
-	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
-	require.Len(t, lines, 3)
-	for i, l := range lines {
-		assert.Regexp(t, fmt.Sprintf(`^run %d/3 done, [0-9.mhs]+ elapsed, about [0-9.mhs]+ left$`, i+1), l)
 	}
 }
 
