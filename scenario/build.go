@@ -340,9 +340,8 @@ type Progress struct {
 }
 
 // Watch has the run call f with its progress every sim.WatchEvents events,
-// on the run's goroutine; f must not keep the run long (it reads no
-// model state but the counts, and changes nothing: a watched run's
-// outputs are the same bytes).
+// on the run's goroutine between two events: f should be quick, and as it
+// sees only the Progress, a watched run writes the same bytes.
 func (r *Run) Watch(f func(Progress)) {
 	requests := r.workload.Requests()
 	r.eng.Watch(func() { f(Progress{Now: r.eng.Now(), Finished: r.sys.Finished(), Requests: requests}) })
