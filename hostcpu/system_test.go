@@ -130,6 +130,30 @@ func TestAdmissionRespectsBatchAndRejectsTheImpossible(t *testing.T) {
 	assert.NoError(t, err)
 }
 
+// TestFinishedCountsCompletedAndRejected follows a run event by event:
+// Finished is always the records completed plus the requests rejected.
+func TestFinishedCountsCompletedAndRejected(t *testing.T) {
+	cfg := recomputeConfig()
+	cfg.MaxBatch = 1
+	s, _, eng := newTestSystem(t, cfg, 1000,
+		workloads.Session{ID: 0, Turns: []workloads.Turn{turn(100, 2, 0), turn(10, 2, 5)}},
+		workloads.Session{ID: 1, Turns: []workloads.Turn{turn(100, 2, 0)}},
+		workloads.Session{ID: 2, Turns: []workloads.Turn{turn(5000, 2, 0)}})
+	seen := map[int]bool{}
+	for eng.Step() {
+		done := int(s.Rejected().Total())
+		for _, r := range s.Records() {
+			if r.Done {
+				done++
+			}
+		}
+		require.Equal(t, done, s.Finished(), "at %v", eng.Now())
+		seen[done] = true
+	}
+	assert.Equal(t, 4, s.Finished(), "three completed, one rejected")
+	assert.True(t, seen[0] && seen[1] && seen[3], "counted as they end: %v", seen)
+}
+
 // TestEvictionMakesRoomLeastRecentlyUsedFirst: device memory (300
 // tokens) holds sessions 0 and 1 (110 each); session 2 (160) evicts the
 // idle one used longest ago, 0, while 1 stays and continues; when 0 comes

@@ -330,6 +330,23 @@ func (r *Run) AddSpanSink(s sim.Sink) {
 	}
 }
 
+// Progress is how far a run has come: its simulated time and the
+// requests over (completed or rejected) of the workload's. A rejected turn
+// ends its session, whose later turns never come: Finished may stop short
+// of Requests.
+type Progress struct {
+	Now                sim.Time
+	Finished, Requests int
+}
+
+// Watch has the run call f with its progress every sim.WatchEvents events,
+// on the run's goroutine between two events: f should be quick, and as it
+// sees only the Progress, a watched run writes the same bytes.
+func (r *Run) Watch(f func(Progress)) {
+	requests := r.workload.Requests()
+	r.eng.Watch(func() { f(Progress{Now: r.eng.Now(), Finished: r.sys.Finished(), Requests: requests}) })
+}
+
 // RegionBytes is the store's region size (0 without a store).
 func (r *Run) RegionBytes() int64 {
 	if r.dir == nil {

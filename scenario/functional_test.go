@@ -11,14 +11,20 @@ import (
 // TestVerifyImportEqualsRecompute is simrun verify at a smaller size:
 // every variant's sessions (both hashing schemes, both store designs,
 // greedy, sampled and beam decoding, injected faults) give the tokens and
-// final logits of a recomputation, and the faults are detected.
+// final logits of a recomputation, and the faults are detected; progress
+// follows the variants.
 func TestVerifyImportEqualsRecompute(t *testing.T) {
 	sessions := 60
 	if testing.Short() {
 		sessions = 12
 	}
-	rep, err := Verify("", sessions, 3)
+	var done []int
+	rep, err := Verify("", sessions, 3, func(d, total int) {
+		assert.Equal(t, len(verifyVariants), total)
+		done = append(done, d)
+	})
 	require.NoError(t, err)
+	assert.Equal(t, []int{1, 2, 3, 4, 5, 6}, done, "progress after each variant")
 	require.Empty(t, rep.Failures)
 	assert.Equal(t, sessions, rep.Passed)
 	require.Len(t, rep.Variants, len(verifyVariants))
@@ -40,9 +46,9 @@ func TestVerifyImportEqualsRecompute(t *testing.T) {
 }
 
 func TestVerifyBadArguments(t *testing.T) {
-	_, err := Verify("", 0, 1)
+	_, err := Verify("", 0, 1, nil)
 	require.EqualError(t, err, "--sessions = 0: at least 1")
-	_, err = Verify(filepath.Join(t.TempDir(), "none.yaml"), 5, 1)
+	_, err = Verify(filepath.Join(t.TempDir(), "none.yaml"), 5, 1, nil)
 	require.ErrorContains(t, err, "none.yaml: cannot read the scenario")
 }
 

@@ -131,7 +131,7 @@ func TestVerifyBlamesTheUsersKeys(t *testing.T) {
 		{"storage:\n  tiers:\n    - {name: a, device: kioxia-cm6, capacity: 1TB}\n", "scenario.yaml:3: key storage.tiers: functional mode stores real bytes on one SSD"},
 		{"storage:\n  device: nope\n", "scenario.yaml:2: key storage.device: "},
 	} {
-		_, err := Verify(writeScenario(t, c.yaml), 1, 1)
+		_, err := Verify(writeScenario(t, c.yaml), 1, 1, nil)
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), c.want)
 		assert.NotContains(t, err.Error(), verifySets)

@@ -17,6 +17,7 @@ import (
 	"github.com/kvcosim/kvcosim/hostcpu/store"
 	_ "github.com/kvcosim/kvcosim/internal/golden"
 	"github.com/kvcosim/kvcosim/reports"
+	"github.com/kvcosim/kvcosim/sim"
 	"github.com/kvcosim/kvcosim/workloads"
 )
 
@@ -129,6 +130,41 @@ func TestSameSeedSameBytes(t *testing.T) {
 		c, _ := run(t, "system.design="+design, "workload.sessions=40", "seed=2")
 		assert.NotEqual(t, a.TTFTms, c.TTFTms, "another seed, another run")
 	}
+}
+
+// TestWatchedRunSameBytes: a watched run reports its progress as it goes,
+// requests over and simulated time never going back, and writes the same
+// bytes as a run nobody watches.
+func TestWatchedRunSameBytes(t *testing.T) {
+	sets := []string{"workload.sessions=120"}
+	l, err := Load("", sets)
+	require.NoError(t, err)
+	r, err := Build(l)
+	require.NoError(t, err)
+	var seen []Progress
+	r.Watch(func(p Progress) { seen = append(seen, p) })
+	res, err := r.Execute()
+	require.NoError(t, err)
+	watched := res.Summary()
+	var csv, ja, jb bytes.Buffer
+	require.NoError(t, reports.WriteRequestsCSV(&csv, res.Rows()))
+	plain, plainCSV := run(t, sets...)
+	require.NoError(t, watched.WriteJSON(&ja))
+	require.NoError(t, plain.WriteJSON(&jb))
+	assert.Equal(t, jb.String(), ja.String())
+	assert.Equal(t, plainCSV, csv.Bytes())
+
+	require.Len(t, seen, int(watched.Events/sim.WatchEvents))
+	for i, p := range seen {
+		assert.Equal(t, watched.RequestsCompleted+int(watched.RequestsRejected), p.Requests, "the workload's requests")
+		assert.LessOrEqual(t, p.Finished, p.Requests)
+		if i > 0 {
+			assert.GreaterOrEqual(t, p.Now, seen[i-1].Now)
+			assert.GreaterOrEqual(t, p.Finished, seen[i-1].Finished)
+		}
+	}
+	require.Greater(t, len(seen), 2)
+	assert.Greater(t, seen[len(seen)-1].Finished, seen[0].Finished, "requests end as the run goes")
 }
 
 func TestClaim2Decisions(t *testing.T) {

@@ -70,8 +70,9 @@ type VerifyReport struct {
 // variant of the scenario at path (the embedded default when empty) in
 // functional mode, and recomputes every session's turns from scratch on a
 // fresh model: a session passes only if every turn's tokens and final
-// logits are bit-identical.
-func Verify(path string, sessions int, seed uint64) (*VerifyReport, error) {
+// logits are bit-identical. It calls progress (if not nil) with the
+// variants done of all after each.
+func Verify(path string, sessions int, seed uint64, progress func(done, total int)) (*VerifyReport, error) {
 	if sessions < 1 {
 		return nil, fmt.Errorf("--sessions = %d: at least 1", sessions)
 	}
@@ -83,11 +84,13 @@ func Verify(path string, sessions int, seed uint64) (*VerifyReport, error) {
 			return nil, fmt.Errorf("variant %s: %w", variant.name, err)
 		}
 		w := verifySessions(l.resolved.functional.model.Vocab, sessions, v, len(verifyVariants), seed)
-		if len(w.Sessions) == 0 {
-			continue
+		if len(w.Sessions) > 0 {
+			if err := rep.runVariant(l, variant.name, w); err != nil {
+				return nil, fmt.Errorf("variant %s: %w", variant.name, err)
+			}
 		}
-		if err := rep.runVariant(l, variant.name, w); err != nil {
-			return nil, fmt.Errorf("variant %s: %w", variant.name, err)
+		if progress != nil {
+			progress(v+1, len(verifyVariants))
 		}
 	}
 	return rep, nil

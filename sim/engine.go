@@ -65,6 +65,7 @@ type Engine struct {
 	handled uint64
 	touched Time // siftDown's prefetches land here, so the compiler keeps them
 	trace   Tracer
+	watch   func() // called every WatchEvents events by Run and RunUntil (nil: none)
 }
 
 // NewEngine returns an engine at time zero with room for capacity pending
@@ -86,6 +87,16 @@ func (e *Engine) Pending() int {
 
 // Handled returns the number of events dispatched so far.
 func (e *Engine) Handled() uint64 { return e.handled }
+
+// WatchEvents is how many handled events apart Run and RunUntil call the
+// function given to Watch.
+const WatchEvents = 1 << 14
+
+// Watch has Run and RunUntil call f on the engine's goroutine after every
+// WatchEvents handled events (nil: no more calls): a hook for a run's
+// progress, which may read the model's state but must schedule nothing, so
+// that a watched run handles the same events in the same order.
+func (e *Engine) Watch(f func()) { e.watch = f }
 
 // Trace returns the engine's trace hooks.
 func (e *Engine) Trace() *Tracer { return &e.trace }
@@ -216,6 +227,9 @@ func (e *Engine) RunUntil(t Time) {
 			break
 		}
 		e.Step()
+		if e.watch != nil && e.handled%WatchEvents == 0 {
+			e.watch()
+		}
 	}
 	if !e.stopped && t != MaxTime && t > e.now {
 		// every key reserved so far at t has had its turn; the next has not

@@ -91,6 +91,23 @@ func TestEngineDeterministic(t *testing.T) {
 	}
 }
 
+// TestEngineWatch checks that a watched run calls its watch every
+// WatchEvents events, at the engine's own count, and handles the same
+// events in the same order as an unwatched one.
+func TestEngineWatch(t *testing.T) {
+	eng := NewEngine(0)
+	var seen []uint64
+	eng.Watch(func() { seen = append(seen, eng.Handled()) })
+	watched := runChainOn(eng, &chain{}, 42)
+	require.Greater(t, eng.Handled(), uint64(WatchEvents))
+	assert.Equal(t, runChain(42), watched, "a watch changes nothing the run does")
+	want := []uint64{}
+	for n := uint64(WatchEvents); n <= eng.Handled(); n += WatchEvents {
+		want = append(want, n)
+	}
+	assert.Equal(t, want, seen)
+}
+
 // TestEngineMatchesSortedReference compares the heap's order with a stable
 // sort of the same events by (time, priority).
 func TestEngineMatchesSortedReference(t *testing.T) {

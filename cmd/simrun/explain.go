@@ -53,7 +53,7 @@ func runExplain(args []string, stdout, stderr io.Writer) int {
 	}
 	sink := &sessionSink{id: *session}
 	run.AddSpanSink(sink)
-	if _, err := run.Execute(); err != nil {
+	if _, err := executeWatched(run, runMeter(stderr)); err != nil {
 		fmt.Fprintf(stderr, "simrun explain: the run stopped: %v\n", err)
 		return 1
 	}

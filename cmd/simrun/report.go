@@ -19,9 +19,10 @@ import (
 // sweepMetrics are the sweep plots: a sweep.csv column and its axis label.
 var sweepMetrics = []struct{ column, label string }{
 	{"ttft_ms_p50", "TTFT p50 (ms)"}, {"ttft_ms_p99", "TTFT p99 (ms)"}, {"tpot_ms_p50", "TPOT p50 (ms)"},
-	{"throughput_tokens_per_s", "output tokens/s"}, {"hit_ratio_tokens", "share of prompt tokens reused"},
+	{"sustained_output_tokens_per_s", "sustained output tokens/s"}, {"hit_ratio_tokens", "share of prompt tokens reused"},
 	{"resumed_ttft_ms_p50", "resumed turns' TTFT p50 (ms)"}, {"resumed_ttft_ms_p99", "resumed turns' TTFT p99 (ms)"},
-	{"kv_wait_ms_p50", "resumed turns' wait for KV p50 (ms)"}, {"storage_read_bytes", "bytes read from the store's tiers"},
+	{"kv_wait_ms_p50", "resumed turns' wait for KV p50 (ms)"}, {"storage_read_bytes", "GB read from the store's tiers"},
+	{"sustained_drive_writes_per_day", "sustained drive writes per day (busiest drives)"},
 }
 
 // runReport draws a sweep's plots from its sweep.csv: each metric against
@@ -70,15 +71,15 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 func readableTable(rows [][]string, keys int) [][]string {
 	out := [][]string{slices.Clone(rows[0])}
 	for c, h := range out[0] {
-		if name, ok := strings.CutSuffix(h, "_bytes"); ok && c > keys {
-			out[0][c] = name + " (GB)"
+		if bytesColumn(h) && c > keys {
+			out[0][c] = strings.TrimSuffix(h, "_bytes") + " (GB)"
 		}
 	}
 	for _, r := range rows[1:] {
 		row := slices.Clone(r)
 		for c := 1 + keys; c < len(row); c++ {
 			if v, err := strconv.ParseFloat(row[c], 64); err == nil {
-				if strings.HasSuffix(rows[0][c], "_bytes") {
+				if bytesColumn(rows[0][c]) {
 					v /= 1e9
 				}
 				row[c] = readableNumber(v)
@@ -88,6 +89,10 @@ func readableTable(rows [][]string, keys int) [][]string {
 	}
 	return out
 }
+
+// bytesColumn reports whether a sweep.csv column counts bytes: the page's
+// table and plots show it in GB.
+func bytesColumn(name string) bool { return strings.HasSuffix(name, "_bytes") }
 
 // readableNumber writes v with about four significant digits, whole
 // numbers whole.
@@ -176,13 +181,16 @@ func sweepPlot(keys []string, scenarioLine string, rows [][]string, column, labe
 		if err != nil || math.IsNaN(y) || math.IsInf(y, 0) {
 			return nil, fmt.Errorf("sweep.csv point %s: %s = %q: want a finite number", r[0], column, r[col])
 		}
+		if bytesColumn(column) {
+			y /= 1e9
+		}
 		series[i].X, series[i].Y = append(series[i].X, xValue[r[1]]), append(series[i].Y, y)
 	}
 	xLabel := keys[0]
 	if sizes {
 		xLabel += " (GB)"
 	}
-	p, err := reports.LinePlot(title(fmt.Sprintf("%s against %s", label, keys[0]), scenarioLine), xLabel, label, series)
+	p, err := reports.LinePlot(title(fmt.Sprintf("%s against %s", label, keys[0]), sweepScenarioLine(keys, scenarioLine)), xLabel, label, series)
 	if err != nil {
 		return nil, err
 	}
@@ -198,6 +206,18 @@ func sweepPlot(keys []string, scenarioLine string, rows [][]string, column, labe
 		p.X.Label.Text += ", log scale"
 	}
 	return p, nil
+}
+
+// sweepScenarioLine is a sweep plot's scenario line: the base scenario,
+// whose values of the grid's keys (a size, a scheme it names) the plot
+// replaces with the first key's on the x axis and the others' in the
+// legend.
+func sweepScenarioLine(keys []string, base string) string {
+	varied := keys[0] + " on the x axis"
+	if len(keys) > 1 {
+		varied += ", " + strings.Join(keys[1:], ", ") + " in the legend"
+	}
+	return "the base scenario: " + base + "; " + varied
 }
 
 // flatFromZero reports whether the rows' values (their last column) are

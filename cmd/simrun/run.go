@@ -115,7 +115,7 @@ func execute(l *scenario.Loaded, tr *traceOptions, stderr io.Writer) (*scenario.
 		fmt.Fprintf(stderr, "simrun: %v\n", err)
 		return nil, nil, 2
 	}
-	res, err := run.Execute()
+	res, err := executeWatched(run, runMeter(stderr))
 	if err != nil {
 		x.abort()
 		fmt.Fprintf(stderr, "simrun: the run stopped: %v\n", err)

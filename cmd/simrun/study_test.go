@@ -42,6 +42,7 @@ func TestStudyWritesTheReport(t *testing.T) {
 	assert.Regexp(t, `(between|at or below|not up to) [0-9.]+x`, stdout, "saturation bracketed by the loads measured")
 	assertSpreadHoldsTheMean(t, comparison)
 	assertPlotDataMatchesTheRuns(t, out, html)
+	assertMorePlotDataMatchesTheRuns(t, out)
 	assertSeedsRepeat(t, out, comparison)
 }
 
@@ -258,4 +259,63 @@ func TestStudyRefusesAForeignFolder(t *testing.T) {
 	code, _, stderr := simrun("-o", dir)
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "exists and is not a kvcosim output: choose another or pass --force")
+}
+
+// assertMorePlotDataMatchesTheRuns holds the plots' files that
+// assertPlotDataMatchesTheRuns leaves out to the runs' outputs (the first
+// seed's): each stage of the TTFT breakdown to its column's mean in the
+// design's requests.csv; the hit ratio at the scenario's store size to
+// fpga's summary.json; and the store's levels at the end of fpga's run to
+// what its summary.json says the store holds.
+func assertMorePlotDataMatchesTheRuns(t *testing.T, out string) {
+	columns := map[string]string{"query (hashing, table walk)": "query_ms", "import (moving the KV)": "import_ms",
+		"queue": "queue_ms", "prefill": "prefill_ms"}
+	breakdown := readCSVFile(t, filepath.Join(out, "ttft_breakdown.csv"))
+	checked := 0
+	for _, r := range breakdown[1:] {
+		column, ok := columns[r[0]]
+		if !ok {
+			continue // the CPU's part: what the TTFT leaves
+		}
+		requests := readCSVFile(t, filepath.Join(out, r[1], "requests.csv"))
+		col := slices.Index(requests[0], column)
+		mean := 0.0
+		for _, req := range requests[1:] {
+			mean += mustFloat(t, req[col]) / float64(len(requests)-1)
+		}
+		assert.InDelta(t, mean, mustFloat(t, r[2]), 1e-5, "%s of %s", r[0], r[1])
+		checked++
+	}
+	assert.Equal(t, len(columns)*len(studyDesigns), checked, "every stage of every design")
+
+	var sum struct {
+		HitRatio float64 `json:"hit_ratio_tokens"`
+		Store    struct {
+			FIFO1 int64 `json:"fifo1_regions"`
+			FIFO2 int64 `json:"fifo2_regions"`
+		} `json:"store"`
+		Tiers []struct {
+			Capacity int64 `json:"capacity_bytes"`
+			Held     int64 `json:"held_bytes"`
+		} `json:"tiers"`
+	}
+	js, err := os.ReadFile(filepath.Join(out, "fpga", "summary.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(js, &sum))
+	capacity, held := int64(0), int64(0)
+	for _, tier := range sum.Tiers {
+		capacity, held = capacity+tier.Capacity, held+tier.Held
+	}
+	hits := readCSVFile(t, filepath.Join(out, "hit_ratio_vs_capacity.csv"))
+	last := hits[len(hits)-1] // the sizes ascend to the scenario's
+	assert.InDelta(t, float64(capacity)/1e9, mustFloat(t, last[1]), 0.01*float64(capacity)/1e9, "the last size is the scenario's")
+	assert.InDelta(t, sum.HitRatio, mustFloat(t, last[2]), 1e-12, "at the scenario's size, fpga's own run")
+
+	levels := map[string]float64{}
+	for _, r := range readCSVFile(t, filepath.Join(out, "storage_levels.csv"))[1:] {
+		levels[r[1]] = mustFloat(t, r[3]) // the last sample of each: the run's end
+	}
+	assert.InDelta(t, float64(held)/1e9, levels["stored"], 1e-9, "the bytes held at the end")
+	assert.Equal(t, float64(sum.Store.FIFO1), levels["FIFO 1"])
+	assert.Equal(t, float64(sum.Store.FIFO2), levels["FIFO 2"])
 }

@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/kvcosim/kvcosim/internal/jsonkeys"
 	"github.com/kvcosim/kvcosim/reports"
@@ -199,37 +198,6 @@ func parseShard(s string) (int, int, error) {
 		return 0, 0, fmt.Errorf("--shard %q: want I/N with N >= 1 and I in 0..N-1", s)
 	}
 	return i, n, nil
-}
-
-// progress reports finished units (a sweep's points, the study's runs)
-// with the time since it was made and an estimate of the time left: a bar
-// redrawn in place on a terminal, plain lines otherwise (a log file, a CI
-// job). The times are the host's: they go to the console, never into a
-// file the runs write.
-func progress(w io.Writer, total int, unit string) func(done int) {
-	f, ok := w.(*os.File)
-	terminal := false
-	if ok {
-		if st, err := f.Stat(); err == nil {
-			terminal = st.Mode()&os.ModeCharDevice != 0
-		}
-	}
-	start := time.Now()
-	return func(done int) {
-		elapsed := time.Since(start)
-		left := time.Duration(float64(elapsed) / float64(done) * float64(total-done))
-		times := fmt.Sprintf("%s elapsed, about %s left", elapsed.Round(time.Second), left.Round(time.Second))
-		if !terminal {
-			fmt.Fprintf(w, "%s %d/%d done, %s\n", unit, done, total, times)
-			return
-		}
-		const width = 30
-		bar := strings.Repeat("#", done*width/total) + strings.Repeat(".", width-done*width/total)
-		fmt.Fprintf(w, "\r[%s] %d/%d %ss, %s ", bar, done, total, unit, times)
-		if done == total {
-			fmt.Fprintln(w)
-		}
-	}
 }
 
 // sweepHeader is sweep.csv's header: the point, the grid's keys, then the

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -84,9 +83,24 @@ func TestShardsMergeToTheWholeSweep(t *testing.T) {
 		for _, point := range table[1:] {
 			y, ok := drawn[[2]string{point[2], point[1]}]
 			require.True(t, ok, "%s: point %s drawn", name, point[0])
-			assert.InDelta(t, mustFloat(t, point[col]), mustFloat(t, y), 1e-9, "%s: point %s", name, point[0])
+			want := mustFloat(t, point[col])
+			if bytesColumn(m.column) {
+				want /= 1e9 // drawn in GB
+			}
+			assert.InDelta(t, want, mustFloat(t, y), 1e-9, "%s: point %s", name, point[0])
 		}
 	}
+}
+
+// A sweep plot's title gives the base scenario and says which of its
+// values the grid replaces, and where the plot shows them.
+func TestSweepPlotTitleNamesTheGrid(t *testing.T) {
+	rows := [][]string{{"point", "storage.capacity", "fpga.hashing", "ttft_ms_p50"}, {"0", "32GB", "patent", "1"}, {"1", "2TB", "block", "2"}}
+	p, err := sweepPlot([]string{"storage.capacity", "fpga.hashing"}, "400 chat sessions; 2TB storage (kioxia-cm6), patent hashing", rows, "ttft_ms_p50", "TTFT p50 (ms)")
+	require.NoError(t, err)
+	assert.Equal(t, "TTFT p50 (ms) against storage.capacity\n"+
+		"the base scenario: 400 chat sessions; 2TB storage (kioxia-cm6), patent hashing\n"+
+		"storage.capacity on the x axis, fpga.hashing in the legend", p.Title.Text)
 }
 
 // readCSVFile reads a CSV file whole.
@@ -319,21 +333,6 @@ func TestSweepTableMustMatchItsGrid(t *testing.T) {
 				assert.Contains(t, stderr, c.want, args[0])
 			}
 		})
-	}
-}
-
-// Off a terminal, progress is one line a finished unit, with the time
-// since the start and an estimate of the time left.
-func TestProgressLinesHaveTimes(t *testing.T) {
-	var b bytes.Buffer
-	p := progress(&b, 3, "run")
-	for done := 1; done <= 3; done++ {
-		p(done)
-	}
-	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
-	require.Len(t, lines, 3)
-	for i, l := range lines {
-		assert.Regexp(t, fmt.Sprintf(`^run %d/3 done, [0-9.mhs]+ elapsed, about [0-9.mhs]+ left$`, i+1), l)
 	}
 }
 

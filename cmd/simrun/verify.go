@@ -29,7 +29,9 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "simrun verify: --sessions %d: want 1 to %d\n", *sessions, maxVerifySessions)
 		return 2
 	}
-	rep, err := scenario.Verify(*path, *sessions, *seed)
+	meter := newMeter(stderr, "variant", 0)
+	variants := func(done, total int) { meter.show(done, total, "") }
+	rep, err := scenario.Verify(*path, *sessions, *seed, variants)
 	if err != nil {
 		fmt.Fprintf(stderr, "simrun verify: %v\n", err)
 		return 2

@@ -14,6 +14,7 @@ func TestVerifyPrintsVariantsAndTheClosingLine(t *testing.T) {
 	assert.Equal(t, "12 passed, 0 failed", lines[len(lines)-1])
 	assert.Contains(t, stdout, "variant block/fpga/sample")
 	assert.Contains(t, stdout, "variant patent/cpu/delta/beam")
+	assert.Contains(t, stderr, "variant 6/6 done, ", "progress on standard error")
 }
 
 func TestVerifyBadUsageExitsTwo(t *testing.T) {
