@@ -91,4 +91,7 @@ type Counts struct {
 	// Truncated requests lost their oldest tokens to the context window
 	// (those refused for it are System.Rejected().For(RejectContextWindow)).
 	Truncated int64
+	// Finished counts the requests over (completed or rejected) when
+	// Counts was called: what a run's progress reports.
+	Finished int64
 }

@@ -293,12 +293,12 @@ func (s *System) open(i int) {
 // Records returns every request's record, in order of arrival.
 func (s *System) Records() []Record { return s.records }
 
-// Finished counts the requests that are over: completed or rejected (those
-// arrived less those in flight).
-func (s *System) Finished() int { return len(s.records) - s.reqs.Len() }
-
 // Counts returns the decision, query and eviction counters.
-func (s *System) Counts() Counts { return s.counts }
+func (s *System) Counts() Counts {
+	c := s.counts
+	c.Finished = int64(len(s.records) - s.reqs.Len())
+	return c
+}
 
 // Rejected returns the requests refused, counted by reason.
 func (s *System) Rejected() Rejections { return s.rejected }

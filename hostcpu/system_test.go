@@ -147,10 +147,10 @@ func TestFinishedCountsCompletedAndRejected(t *testing.T) {
 				done++
 			}
 		}
-		require.Equal(t, done, s.Finished(), "at %v", eng.Now())
+		require.Equal(t, int64(done), s.Counts().Finished, "at %v", eng.Now())
 		seen[done] = true
 	}
-	assert.Equal(t, 4, s.Finished(), "three completed, one rejected")
+	assert.Equal(t, int64(4), s.Counts().Finished, "three completed, one rejected")
 	assert.True(t, seen[0] && seen[1] && seen[3], "counted as they end: %v", seen)
 }
 

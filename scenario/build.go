@@ -344,7 +344,7 @@ type Progress struct {
 // sees only the Progress, a watched run writes the same bytes.
 func (r *Run) Watch(f func(Progress)) {
 	requests := r.workload.Requests()
-	r.eng.Watch(func() { f(Progress{Now: r.eng.Now(), Finished: r.sys.Finished(), Requests: requests}) })
+	r.eng.Watch(func() { f(Progress{Now: r.eng.Now(), Finished: int(r.sys.Counts().Finished), Requests: requests}) })
 }
 
 // RegionBytes is the store's region size (0 without a store).
