@@ -87,8 +87,8 @@ func (a ArrivalConfig) Validate(spanS float64) error {
 		}
 	case ArrivalSpike:
 		switch {
-		case !(a.SpikeAtS >= 0 && a.SpikeAtS < spanS):
-			return fmt.Errorf("workload.spike_at_s = %v: must be in [0, %.6g) s, before the sessions' expected arrival span (workload.sessions / workload.session_rate_per_s) ends", a.SpikeAtS, spanS)
+		case !(a.SpikeAtS > 0 && a.SpikeAtS < spanS):
+			return fmt.Errorf("workload.spike_at_s = %v: must be in (0, %.6g) s, before the sessions' expected arrival span (workload.sessions / workload.session_rate_per_s) ends", a.SpikeAtS, spanS)
 		case !(a.SpikeLengthS > 0 && a.SpikeLengthS <= horizon):
 			return fmt.Errorf("workload.spike_length_s = %v: must be in (0, %v] s", a.SpikeLengthS, horizon)
 		case !(a.SpikeHeight >= 1 && a.SpikeHeight <= MaxSpikeHeight):

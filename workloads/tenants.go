@@ -28,8 +28,11 @@ func validateTenants(tenants []Tenant) error {
 	sum, seen := 0.0, map[string]int{}
 	for i, t := range tenants {
 		key := fmt.Sprintf("workload.tenants[%d]", i)
-		if first, dup := seen[t.Name]; dup || t.Name == "" {
+		if first, dup := seen[t.Name]; dup {
 			return fmt.Errorf("%s.name: %q: each tenant needs a name of its own (tenant %d has it too)", key, t.Name, first)
+		}
+		if t.Name == "" {
+			return fmt.Errorf("%s.name: each tenant needs a name", key)
 		}
 		seen[t.Name] = i
 		if !(t.Share > 0 && t.Share <= 1) {
