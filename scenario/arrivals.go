@@ -12,8 +12,8 @@ import (
 type arrivalParam struct {
 	key     string
 	process workloads.Arrival
-	given   *float64
-	used    *float64
+	spec    *float64 // the scenario's value
+	used    *float64 // the generator's
 }
 
 func arrivalParams(w *Workload, c *workloads.ArrivalConfig) []arrivalParam {
@@ -53,13 +53,13 @@ func (r *resolver) resolveArrivals(sc *Scenario, c *workloads.SyntheticConfig) {
 	for _, p := range params {
 		switch {
 		case p.process != c.Arrival.Process:
-			if *p.given != 0 {
-				r.fail(r.culprit(p.key, "workload.arrival"), "%v: only workload.arrival %s reads it, and workload.arrival is %s", *p.given, p.process, c.Arrival.Process)
+			if *p.spec != 0 {
+				r.fail(r.culprit(p.key, "workload.arrival"), "%v: only workload.arrival %s reads it, and workload.arrival is %s", *p.spec, p.process, c.Arrival.Process)
 			}
 		case r.given(p.key):
-			*p.used = *p.given // checked by SyntheticConfig.Validate
+			*p.used = *p.spec // checked by SyntheticConfig.Validate
 		default:
-			*p.given = *p.used
+			*p.spec = *p.used
 		}
 	}
 	c.Tenants = r.tenants(w.Tenants, *c)
@@ -72,8 +72,8 @@ func (r *resolver) refuseForTrace(w *Workload, params []arrivalParam) {
 		r.fail(r.culprit("workload.arrival", "workload.kind"), "%s: only the synthetic generator reads it, and workload.kind is %s", w.Arrival, w.Kind)
 	}
 	for _, p := range params {
-		if *p.given != 0 {
-			r.fail(r.culprit(p.key, "workload.kind"), "%v: only the synthetic generator reads it, and workload.kind is %s", *p.given, w.Kind)
+		if *p.spec != 0 {
+			r.fail(r.culprit(p.key, "workload.kind"), "%v: only the synthetic generator reads it, and workload.kind is %s", *p.spec, w.Kind)
 		}
 	}
 	if len(w.Tenants) > 0 {
