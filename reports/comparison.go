@@ -28,6 +28,43 @@ func ComparisonRow(s *Summary) []string {
 		f(s.SustainedOutputTokensPerS), f(s.BusiestDrives().SustainedDriveWritesPerDay)}
 }
 
+// GoodputColumns follow ComparisonColumns in a table of runs with
+// objectives (Summary.Goodput): a table of runs without keeps the columns
+// it always had.
+var GoodputColumns = []string{"goodput_requests_per_s", "goodput_share"}
+
+// HasGoodput reports whether any of the summaries has goodput.
+func HasGoodput(sums ...Summary) bool {
+	return slices.ContainsFunc(sums, func(s Summary) bool { return s.Goodput != nil })
+}
+
+// ComparisonColumnsFor is ComparisonColumns, and GoodputColumns after them
+// when goodput.
+func ComparisonColumnsFor(goodput bool) []string {
+	if !goodput {
+		return ComparisonColumns
+	}
+	return append(slices.Clip(ComparisonColumns), GoodputColumns...)
+}
+
+// ComparisonRowFor is ComparisonRow, and the goodput's figures after it
+// when goodput: empty for a run without, and the rate for a run whose load
+// is not judged.
+func ComparisonRowFor(s *Summary, goodput bool) []string {
+	row := ComparisonRow(s)
+	if !goodput {
+		return row
+	}
+	rate, share := "", ""
+	if g := s.Goodput; g != nil {
+		share = strconv.FormatFloat(g.Share, 'f', 6, 64)
+		if s.Load.Judged {
+			rate = strconv.FormatFloat(g.RequestsPerS, 'f', 6, 64)
+		}
+	}
+	return append(row, rate, share)
+}
+
 // BusiestDrives is the run's tier of SSDs with the most sustained drive
 // writes per day (the first of equals), or the zero TierSummary (no
 // Drives) for a run without one.
@@ -76,12 +113,12 @@ func (s Spread) Overlaps(o Spread) bool { return s.Min <= o.Max && o.Min <= s.Ma
 // a yes or no, which take no least and greatest.
 var spreadFree = []string{"design", "saturated"}
 
-// SpreadColumns are the study's comparison.csv header: ComparisonColumns,
-// each figure followed by its least and greatest over the seeds
-// (FIGURE_min, FIGURE_max).
-func SpreadColumns() []string {
+// SpreadColumns are the study's comparison.csv header: ComparisonColumns
+// (ComparisonColumnsFor goodput), each figure followed by its least and
+// greatest over the seeds (FIGURE_min, FIGURE_max).
+func SpreadColumns(goodput bool) []string {
 	var out []string
-	for _, c := range ComparisonColumns {
+	for _, c := range ComparisonColumnsFor(goodput) {
 		out = append(out, c)
 		if !slices.Contains(spreadFree, c) {
 			out = append(out, c+"_min", c+"_max")
@@ -95,13 +132,13 @@ func SpreadColumns() []string {
 // as many decimals as the seeds' own cells (a count stays whole: its mean
 // is rounded); the design's name; saturated when any seed's run was; a
 // figure no seed has (an unjudged run's delivered share) empty.
-func SpreadRow(seeds []Summary) []string {
+func SpreadRow(seeds []Summary, goodput bool) []string {
 	rows := make([][]string, len(seeds))
 	for i := range seeds {
-		rows[i] = ComparisonRow(&seeds[i])
+		rows[i] = ComparisonRowFor(&seeds[i], goodput)
 	}
 	var out []string
-	for c, name := range ComparisonColumns {
+	for c, name := range ComparisonColumnsFor(goodput) {
 		switch name {
 		case "design":
 			out = append(out, rows[0][c])
@@ -135,14 +172,16 @@ func SpreadRow(seeds []Summary) []string {
 }
 
 // WriteSpreadCSV writes the study's comparison.csv: one row per design,
-// over its seeds' summaries (SpreadRow), with the header.
+// over its seeds' summaries (SpreadRow), with the header; the goodput's
+// columns when a run has goodput.
 func WriteSpreadCSV(w io.Writer, designs [][]Summary) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(SpreadColumns()); err != nil {
+	goodput := HasGoodput(slices.Concat(designs...)...)
+	if err := cw.Write(SpreadColumns(goodput)); err != nil {
 		return err
 	}
 	for _, seeds := range designs {
-		if err := cw.Write(SpreadRow(seeds)); err != nil {
+		if err := cw.Write(SpreadRow(seeds, goodput)); err != nil {
 			return err
 		}
 	}

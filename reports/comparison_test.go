@@ -76,3 +76,28 @@ func TestLinePlotWritesTheSpread(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"series", "x", "y"}, plain.Data()[0], "no spread, no columns")
 }
+
+// A table of runs with objectives carries the goodput's columns after the
+// others, empty for a run without goodput and the rate empty for one whose
+// load is not judged; a table of runs without has none of them.
+func TestGoodputColumnsOnlyWithGoodput(t *testing.T) {
+	without := Summary{Design: "cpu"}
+	assert.Equal(t, ComparisonColumns, ComparisonColumnsFor(HasGoodput(without)))
+	assert.Equal(t, ComparisonRow(&without), ComparisonRowFor(&without, false))
+	judged := Summary{Design: "fpga", Load: Load{Judged: true}, Goodput: &Goodput{RequestsPerS: 1.5, Attainment: Attainment{Share: 0.75}}}
+	unjudged := Summary{Design: "fpga", Goodput: &Goodput{RequestsPerS: 9, Attainment: Attainment{Share: 0.5}}}
+	require.True(t, HasGoodput(without, judged))
+	assert.Equal(t, append(slices.Clone(ComparisonColumns), "goodput_requests_per_s", "goodput_share"), ComparisonColumnsFor(true))
+	tail := func(s Summary) []string { r := ComparisonRowFor(&s, true); return r[len(r)-2:] }
+	assert.Equal(t, []string{"1.500000", "0.750000"}, tail(judged))
+	assert.Equal(t, []string{"", "0.500000"}, tail(unjudged))
+	assert.Equal(t, []string{"", ""}, tail(without))
+	var b bytes.Buffer
+	require.NoError(t, WriteSpreadCSV(&b, [][]Summary{{judged, judged}, {without}}))
+	rows, err := csv.NewReader(&b).ReadAll()
+	require.NoError(t, err)
+	n := len(rows[0])
+	assert.Equal(t, []string{"goodput_share", "goodput_share_min", "goodput_share_max"}, rows[0][n-3:])
+	assert.Equal(t, []string{"0.750000", "0.750000", "0.750000"}, rows[1][n-3:])
+	assert.Equal(t, []string{"", "", ""}, rows[2][n-3:])
+}

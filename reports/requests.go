@@ -3,6 +3,7 @@ package reports
 import (
 	"encoding/csv"
 	"io"
+	"slices"
 	"strconv"
 )
 
@@ -25,6 +26,9 @@ type RequestRow struct {
 	// memory, or its context window with workload.context_policy reject);
 	// its times are zero and not latencies.
 	Rejected bool
+	// Tenant is the synthetic workload's tenant of the request's session
+	// ("" without tenants).
+	Tenant string
 }
 
 // RequestColumns are the CSV header.
@@ -32,10 +36,19 @@ var RequestColumns = []string{"id", "session", "turn", "node", "decision", "hit"
 	"prompt_tokens", "reused_tokens", "resident_tokens", "computed_tokens", "output_tokens",
 	"queue_ms", "query_ms", "import_ms", "prefill_ms", "decode_ms", "export_ms", "ttft_ms", "tpot_ms", "e2e_ms", "kv_wait_ms", "truncated_tokens", "rejected"}
 
+// TenantColumn is the last column of requests.csv when the workload has
+// tenants (without, the file is as it was before there were any).
+const TenantColumn = "tenant"
+
 // WriteRequestsCSV writes the rows with a header.
 func WriteRequestsCSV(w io.Writer, rows []RequestRow) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(RequestColumns); err != nil {
+	tenants := slices.ContainsFunc(rows, func(r RequestRow) bool { return r.Tenant != "" })
+	header := RequestColumns
+	if tenants {
+		header = append(slices.Clip(header), TenantColumn)
+	}
+	if err := cw.Write(header); err != nil {
 		return err
 	}
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 6, 64) }
@@ -45,6 +58,9 @@ func WriteRequestsCSV(w io.Writer, rows []RequestRow) error {
 			i(r.PromptTokens), i(r.ReusedTokens), i(r.ResidentTokens), i(r.ComputedTokens), i(r.Output),
 			f(r.QueueMs), f(r.QueryMs), f(r.ImportMs), f(r.PrefillMs), f(r.DecodeMs), f(r.ExportMs), f(r.TTFTms), f(r.TPOTms), f(r.E2Ems), f(r.KVWaitMs), i(r.TruncatedTokens),
 			strconv.FormatBool(r.Rejected)}
+		if tenants {
+			rec = append(rec, r.Tenant)
+		}
 		if err := cw.Write(rec); err != nil {
 			return err
 		}

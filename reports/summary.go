@@ -104,6 +104,10 @@ type Summary struct {
 	Host   HostSummary   `json:"host"`
 	Energy EnergySummary `json:"energy"`
 	Cost   CostSummary   `json:"cost"`
+
+	// Goodput is what the run served within its objectives; absent when
+	// the scenario sets none (slo.*).
+	Goodput *Goodput `json:"goodput,omitempty"`
 }
 
 // HostSummary is what the store's work cost the hosts, every node

@@ -67,11 +67,18 @@ func keyValue(sc *Scenario, key string) any {
 // default's values, as --set overrides: a study that turns a scenario into
 // a trace's replay sets them back, so that the synthetic settings of the
 // scenario it starts from are not refused as unread.
+//
+// The arrival keys and tenants, left out of the default, are set back to
+// none.
 func SyntheticDefaults() []string {
 	def := defaultWorkload()
 	sets := make([]string, len(syntheticOnlyKeys))
 	for i, k := range syntheticOnlyKeys {
 		sets[i] = fmt.Sprintf("%s=%v", k, workloadValue(def, k))
+	}
+	sets = append(sets, "workload.arrival=", "workload.tenants=[]")
+	for _, p := range arrivalParams(&def, &workloads.ArrivalConfig{}) {
+		sets = append(sets, p.key+"=0")
 	}
 	return sets
 }

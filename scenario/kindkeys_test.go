@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kvcosim/kvcosim/workloads"
 )
 
 // TestKeysTheKindDoesNotReadAreRefused: a key only the synthetic generator
@@ -62,5 +64,10 @@ func TestKindOnlyKeysAreWorkloadKeys(t *testing.T) {
 	for _, k := range append(append([]string(nil), syntheticOnlyKeys...), traceOnlyKeys...) {
 		assert.NotPanics(t, func() { workloadValue(defaultWorkload(), k) }, k)
 	}
-	assert.Len(t, SyntheticDefaults(), len(syntheticOnlyKeys))
+	w := defaultWorkload()
+	assert.Len(t, SyntheticDefaults(), len(syntheticOnlyKeys)+2+len(arrivalParams(&w, &workloads.ArrivalConfig{})), "and the arrival keys and tenants")
+	// a scenario with another arrival process and tenants turned into a trace's replay, as the study's break-even map does
+	sets := append([]string{"workload.arrival=spike", "workload.spike_height=3", "workload.tenants=[{name: a, share: 1}]"}, SyntheticDefaults()...)
+	_, err := Load("", append(sets, "workload.kind=mooncake", "workload.path=../workloads/testdata/mooncake_synthetic_trace.jsonl.gz"))
+	assert.NoError(t, err)
 }

@@ -411,6 +411,12 @@ func (l *Loaded) KVRoom() (bytesPerToken, tokens int64) {
 func (l *Loaded) Describe() string {
 	w := l.Workload
 	load := fmt.Sprintf("%d chat sessions at %g/s", w.Sessions, w.SessionRatePerS)
+	if w.Arrival != "" && w.Arrival != workloads.ArrivalPoisson.String() {
+		load += fmt.Sprintf(" (%s arrivals)", w.Arrival)
+	}
+	if len(w.Tenants) > 0 {
+		load += fmt.Sprintf(" of %d tenants", len(w.Tenants))
+	}
 	if !w.Synthetic() {
 		load = fmt.Sprintf("the %s trace %s", w.Kind, w.Path)
 	}

@@ -45,6 +45,7 @@ type resolved struct {
 	resolution  memory.SSDResolution // the drives' (storage.resolution)
 	dramTier    bool                 // the one-tier form under the design's host-DRAM tier
 	synthetic   workloads.SyntheticConfig
+	slo         sloConfig         // the objectives goodput is judged by (slo.*, a tenant's)
 	functional  *functionalConfig // nil in timing mode
 	warnings    []string          // what runs but should not go unsaid (Loaded.Warnings)
 }
@@ -174,6 +175,7 @@ func (l *Loaded) resolve() (*resolved, error) {
 	r.resolveStorage(sc, out)
 	r.resolveFPGA(sc, out)
 	r.resolveWorkload(sc, out)
+	r.resolveSLO(sc, out)
 	r.resolveStore(sc, out)
 	r.intIn("study.seeds", int64(sc.Study.Seeds), 1, maxStudySeeds)
 	return out, r.err
@@ -757,6 +759,7 @@ func (r *resolver) resolveWorkload(sc *Scenario, out *resolved) {
 	if out.node != nil {
 		c.Vocab = out.node.Model.Vocab
 	}
+	r.resolveArrivals(sc, &c)
 	if err := c.Validate(); err != nil { // "workload.KEY[,workload.KEY]: ..." names the keys, "model: ..." the model
 		msg := err.Error()
 		keys, _, _ := strings.Cut(msg, " ")

@@ -17,6 +17,7 @@ type Scenario struct {
 	Storage     Storage     `yaml:"storage"`
 	Store       Store       `yaml:"store"`
 	Workload    Workload    `yaml:"workload"`
+	SLO         SLO         `yaml:"slo,omitempty"`
 	Functional  Functional  `yaml:"functional"`
 	Power       Power       `yaml:"power"`
 	Cost        Cost        `yaml:"cost"`
@@ -200,6 +201,42 @@ type Workload struct {
 	SkipBadLines      bool    `yaml:"skip_bad_lines"`
 	ContextPolicy     string  `yaml:"context_policy"`
 	TruncateFill      float64 `yaml:"truncate_fill"`
+	// Arrival is the synthetic sessions' arrival process (left out:
+	// poisson), and the keys after it its parameters (0, left out: the
+	// default, docs/scenario.md); Tenants share out the sessions. All are
+	// left out of a run's scenario.yaml unless given.
+	Arrival             string       `yaml:"arrival,omitempty"`
+	GammaCV             float64      `yaml:"gamma_cv,omitempty"`
+	DiurnalPeriodS      float64      `yaml:"diurnal_period_s,omitempty"`
+	DiurnalPeakToTrough float64      `yaml:"diurnal_peak_to_trough,omitempty"`
+	SpikeAtS            float64      `yaml:"spike_at_s,omitempty"`
+	SpikeLengthS        float64      `yaml:"spike_length_s,omitempty"`
+	SpikeHeight         float64      `yaml:"spike_height,omitempty"`
+	Tenants             []TenantSpec `yaml:"tenants,omitempty"`
+}
+
+// TenantSpec is one tenant of the synthetic workload: its name, its share
+// of the sessions, its token lengths (each left out: the workload's) and
+// its objectives (each left out: slo's).
+type TenantSpec struct {
+	Name              string  `yaml:"name"`
+	Share             float64 `yaml:"share"`
+	FirstPromptMedian float64 `yaml:"first_prompt_median_tokens,omitempty"`
+	FirstPromptP90    float64 `yaml:"first_prompt_p90_tokens,omitempty"`
+	FollowUpMedian    float64 `yaml:"follow_up_median_tokens,omitempty"`
+	FollowUpP90       float64 `yaml:"follow_up_p90_tokens,omitempty"`
+	OutputMedian      float64 `yaml:"output_median_tokens,omitempty"`
+	OutputP90         float64 `yaml:"output_p90_tokens,omitempty"`
+	SLO               SLO     `yaml:"slo,omitempty"`
+}
+
+// SLO is a request's service-level objectives, in milliseconds: its time
+// to first token and its time per output token after the first. Left out
+// (0), an objective is none; summary.json's goodput is there when one is
+// set (docs/scenario.md).
+type SLO struct {
+	TTFTms float64 `yaml:"ttft_ms,omitempty"`
+	TPOTms float64 `yaml:"tpot_ms,omitempty"`
 }
 
 // Power is each component's power draw, for the run's energy (docs/hostcpu.md

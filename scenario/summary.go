@@ -14,6 +14,7 @@ func ms(t sim.Time) float64 { return float64(t) / 1e9 }
 // Rows returns requests.csv's rows, in order of arrival.
 func (res *Result) Rows() []reports.RequestRow {
 	var rows []reports.RequestRow
+	tenants := res.Run.sessionTenants()
 	for _, r := range res.Run.sys.Records() {
 		rows = append(rows, reports.RequestRow{ID: r.ID, Session: r.Session, Turn: r.Turn, Node: r.Node,
 			Decision: r.Decision.String(), Hit: r.Hit, ArrivalMs: ms(r.Arrival),
@@ -21,7 +22,7 @@ func (res *Result) Rows() []reports.RequestRow {
 			ComputedTokens: r.ComputedTokens, Output: r.OutputTokens,
 			QueueMs: ms(r.Queue), QueryMs: ms(r.QueryTime), ImportMs: ms(r.Import), PrefillMs: ms(r.Prefill),
 			DecodeMs: ms(r.Decode), ExportMs: ms(r.Export), TTFTms: ms(r.TTFT), TPOTms: ms(r.TPOT), E2Ems: ms(r.E2E), KVWaitMs: ms(r.KVWait),
-			TruncatedTokens: r.TruncatedTokens, Rejected: !r.Done})
+			TruncatedTokens: r.TruncatedTokens, Rejected: !r.Done, Tenant: tenants[r.Session]})
 	}
 	return rows
 }
@@ -66,6 +67,7 @@ func (res *Result) Summary() reports.Summary {
 	if s.Load.Judged {
 		s.SustainedOutputTokensPerS = float64(output) * r.sustainedPerSession(&s.Load)
 	}
+	s.Goodput = r.goodput(&s.Load)
 	if s.PromptTokens > 0 {
 		s.HitRatioTokens = float64(s.PrefillTokensReused) / float64(s.PromptTokens)
 	}

@@ -51,6 +51,8 @@ func TestDistributionMeans(t *testing.T) {
 		{"exponential", mk(NewExponential(3)), 3},
 		{"lognormal", mk(NewLogNormal(1, 0.5)), math.Exp(1.125)},
 		{"geometric", mk(NewGeometric(0.25)), 4},
+		{"gamma", mk(NewGamma(2.5, 3)), 7.5},
+		{"gamma below shape 1", mk(NewGamma(0.25, 8)), 2},
 		{"zipf", z, z.Mean()},
 		{"empirical", mk(NewEmpirical([]float64{1, 2, 3, 10})), 4},
 	}
@@ -97,7 +99,7 @@ func TestDistributionConstructorsReject(t *testing.T) {
 	bad := []error{
 		second(NewUniform(3, 1)), second(NewUniform(math.NaN(), 1)),
 		second(NewExponential(0)), second(NewExponential(-1)),
-		second(NewLogNormal(0, -1)), second(NewGeometric(0)), second(NewGeometric(1.5)),
+		second(NewLogNormal(0, -1)), second(NewGamma(0, 1)), second(NewGamma(1, math.Inf(1))), second(NewGeometric(0)), second(NewGeometric(1.5)),
 		second(NewZipf(0, 10)), second(NewZipf(1, 0)),
 		second(NewEmpirical(nil)), second(NewEmpirical([]float64{1, math.Inf(1)})),
 		second(LogNormalFromMedianP90(10, 5)),

@@ -16,8 +16,14 @@ type LengthFit struct {
 // SyntheticConfig is a multi-turn chat workload.
 type SyntheticConfig struct {
 	Sessions int
-	// SessionRatePerS is the Poisson rate at which sessions start.
+	// SessionRatePerS is the mean rate at which sessions start, by the
+	// process Arrival gives (Poisson unless it says otherwise).
 	SessionRatePerS float64
+	Arrival         ArrivalConfig
+	// Tenants, when given, share the sessions out, each session drawing
+	// its tenant by their shares and its lengths from its tenant's fits
+	// (FirstPrompt, FollowUpPrompt and Output are then not read).
+	Tenants []Tenant
 	// TurnsMean is the mean number of turns (geometric).
 	TurnsMean float64
 	// FirstPrompt, FollowUpPrompt and Output are token counts; Think and
@@ -46,7 +52,7 @@ func DefaultSynthetic() SyntheticConfig {
 	return SyntheticConfig{Sessions: 400, SessionRatePerS: 0.5, TurnsMean: 3.51,
 		FirstPrompt: LengthFit{1020, 2734}, FollowUpPrompt: LengthFit{1020 / 3.51, 2734 / 3.51}, Output: LengthFit{129, 424},
 		Think: LengthFit{40, 302}, Interruption: LengthFit{600, 1800}, InterruptProbability: 0.1,
-		MaxPromptTokens: 8192, MaxOutputTokens: 2048, Vocab: 32000}
+		MaxPromptTokens: 8192, MaxOutputTokens: 2048, Vocab: 32000, Arrival: DefaultArrival()}
 }
 
 // Validate checks the configuration.
@@ -67,22 +73,40 @@ func (c SyntheticConfig) Validate() error {
 	case c.Vocab < 2:
 		return fmt.Errorf("model: a vocabulary of %d tokens: the generator draws token ids from at least 2", c.Vocab)
 	}
-	for _, f := range []struct {
-		median, p90 string
-		fit         LengthFit
-	}{{"first_prompt_median_tokens", "first_prompt_p90_tokens", c.FirstPrompt},
+	if err := checkFits("workload.", []namedFit{{"first_prompt_median_tokens", "first_prompt_p90_tokens", c.FirstPrompt},
 		{"follow_up_median_tokens", "follow_up_p90_tokens", c.FollowUpPrompt},
 		{"output_median_tokens", "output_p90_tokens", c.Output},
-		{"think_median_s", "think_p90_s", c.Think}, {"interruption_s", "interruption_s", c.Interruption}} {
-		switch {
-		case !(f.fit.Median > 0) || math.IsInf(f.fit.Median, 0):
-			return fmt.Errorf("workload.%s: median %v: must be positive and finite", f.median, f.fit.Median)
-		case !(f.fit.P90 >= f.fit.Median) || math.IsInf(f.fit.P90, 0): // either key may be the one given
-			return fmt.Errorf("workload.%s,workload.%s: p90 %v (workload.%s) must be finite and at least the median %v (workload.%s)",
-				f.p90, f.median, f.fit.P90, f.p90, f.fit.Median, f.median)
-		}
+		{"think_median_s", "think_p90_s", c.Think}, {"interruption_s", "interruption_s", c.Interruption}}); err != nil {
+		return err
+	}
+	if err := c.Arrival.Validate(float64(c.Sessions) / c.SessionRatePerS); err != nil {
+		return err
+	}
+	if err := validateTenants(c.Tenants); err != nil {
+		return err
 	}
 	return c.checkSize()
+}
+
+// namedFit is a length fit and its two keys.
+type namedFit struct {
+	median, p90 string
+	fit         LengthFit
+}
+
+// checkFits checks each fit: a positive, finite median and a finite p90 no
+// less, naming its keys after prefix.
+func checkFits(prefix string, fits []namedFit) error {
+	for _, f := range fits {
+		switch {
+		case !(f.fit.Median > 0) || math.IsInf(f.fit.Median, 0):
+			return fmt.Errorf("%s%s: median %v: must be positive and finite", prefix, f.median, f.fit.Median)
+		case !(f.fit.P90 >= f.fit.Median) || math.IsInf(f.fit.P90, 0): // either key may be the one given
+			return fmt.Errorf("%s%s,%s%s: p90 %v (%s%s) must be finite and at least the median %v (%s%s)",
+				prefix, f.p90, prefix, f.median, f.fit.P90, prefix, f.p90, f.fit.Median, prefix, f.median)
+		}
+	}
+	return nil
 }
 
 // MaxSyntheticBytes bounds the memory a run of a synthetic workload is
@@ -154,9 +178,18 @@ const (
 // TokensPerSession is a session's expected tokens, prompts and outputs,
 // from the fits' means (clamped to the maxima): the system prompt and the
 // first prompt, turns_mean-1 follow-ups and turns_mean outputs.
+// With tenants, it is their mean by their shares.
 func (c SyntheticConfig) TokensPerSession() float64 {
-	return float64(c.SystemPromptTokens) + c.FirstPrompt.mean(c.MaxPromptTokens) +
-		(c.TurnsMean-1)*c.FollowUpPrompt.mean(c.MaxPromptTokens) + c.TurnsMean*c.Output.mean(c.MaxOutputTokens)
+	if len(c.Tenants) > 0 {
+		return c.tenantTokens()
+	}
+	return c.tokensWith(c.FirstPrompt, c.FollowUpPrompt, c.Output)
+}
+
+// tokensWith is TokensPerSession for these length fits.
+func (c SyntheticConfig) tokensWith(first, followUp, output LengthFit) float64 {
+	return float64(c.SystemPromptTokens) + first.mean(c.MaxPromptTokens) +
+		(c.TurnsMean-1)*followUp.mean(c.MaxPromptTokens) + c.TurnsMean*output.mean(c.MaxOutputTokens)
 }
 
 // RunMemoryEstimate is the memory, in bytes, a run of the workload is
@@ -210,48 +243,55 @@ func Synthetic(c SyntheticConfig, streams sim.Streams) (*Workload, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	dists := map[string]*sim.LogNormal{}
-	for name, f := range map[string]LengthFit{"first": c.FirstPrompt, "follow": c.FollowUpPrompt, "output": c.Output,
-		"think": c.Think, "interrupt": c.Interruption} {
-		d, err := sim.LogNormalFromMedianP90(f.Median, f.P90)
-		if err != nil {
-			return nil, err
-		}
-		dists[name] = d
+	think, err := sim.LogNormalFromMedianP90(c.Think.Median, c.Think.P90)
+	if err != nil {
+		return nil, err
+	}
+	interrupt, err := sim.LogNormalFromMedianP90(c.Interruption.Median, c.Interruption.P90)
+	if err != nil {
+		return nil, err
+	}
+	tenants, err := c.tenantLengths()
+	if err != nil {
+		return nil, err
 	}
 	turns, err := sim.NewGeometric(1 / c.TurnsMean)
 	if err != nil {
 		return nil, err
 	}
-	arrivals := streams.Stream("workload/arrivals")
+	arrivals, err := newStarts(c.Arrival, c.SessionRatePerS, streams.Stream("workload/arrivals"))
+	if err != nil {
+		return nil, err
+	}
+	tenantRNG := streams.Stream("workload/tenants")
 	system := make([]uint32, c.SystemPromptTokens)
 	sysRNG := streams.Stream("workload/system-prompt")
 	for i := range system {
 		system[i] = uint32(sysRNG.IntN(c.Vocab))
 	}
 	w := &Workload{}
-	start := sim.Time(0)
 	for id := range c.Sessions {
-		start += sim.TimeOf(arrivals.ExpFloat64() / c.SessionRatePerS * 1e12)
+		start := arrivals.next()
 		if start > sim.Horizon {
 			return nil, fmt.Errorf("workload.session_rate_per_s = %v: session %d would start past the %v limit of a run", c.SessionRatePerS, id, sim.Horizon)
 		}
+		tenant := c.tenantOf(tenantRNG, tenants)
 		r := streams.Stream(fmt.Sprintf("workload/session/%d", id))
-		s, end := Session{ID: int64(id), Start: start}, start
+		s, end := Session{ID: int64(id), Start: start, Tenant: tenant.name}, start
 		for t := range int(turns.Sample(r)) {
-			fit, prefix := dists["follow"], []uint32(nil)
+			fit, prefix := tenant.follow, []uint32(nil)
 			if t == 0 {
-				fit, prefix = dists["first"], system
+				fit, prefix = tenant.first, system
 			}
 			turn := Turn{Node: -1}
 			turn.NewTokens = append(prefix, tokens(r, draw(r, fit, c.MaxPromptTokens), c.Vocab)...)
 			turn.NewTokenCount = int64(len(turn.NewTokens))
-			turn.Output = tokens(r, draw(r, dists["output"], c.MaxOutputTokens), c.Vocab)
+			turn.Output = tokens(r, draw(r, tenant.output, c.MaxOutputTokens), c.Vocab)
 			turn.OutputCount = int64(len(turn.Output))
 			if t > 0 {
-				gap := dists["think"].Sample(r)
+				gap := think.Sample(r)
 				if r.Float64() < c.InterruptProbability {
-					gap, turn.Interrupted = gap+dists["interrupt"].Sample(r), true
+					gap, turn.Interrupted = gap+interrupt.Sample(r), true
 				}
 				turn.Gap = sim.TimeOf(gap * 1e12)
 				var ok bool

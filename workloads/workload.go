@@ -34,6 +34,9 @@ type Session struct {
 	ID    int64
 	Start sim.Time
 	Turns []Turn
+	// Tenant is the synthetic workload's tenant the session belongs to
+	// ("" without tenants, and in a trace).
+	Tenant string
 	// Timed sessions come from a trace: a turn arrives at its Arrival, or
 	// when the previous turn ends if later; otherwise after its Gap.
 	Timed bool

@@ -17,7 +17,7 @@ import (
 func fakeSweep(t *testing.T, m sweepManifest, points ...[]string) string {
 	t.Helper()
 	dir := t.TempDir()
-	rows := [][]string{sweepHeader(m.Keys)}
+	rows := [][]string{sweepHeader(m.Keys, false)}
 	for _, p := range points {
 		row := append([]string{}, p...)
 		for len(row) < len(rows[0]) {
@@ -134,6 +134,16 @@ func TestBadInputExitsTwoNamingTheCulprit(t *testing.T) {
 			[]string{"workload.system_prompt_tokens"}, out("c7")},
 		{"run empty nodes", []string{"run", "-o", out("c8"), "--set", "system.nodes=~"}, []string{"system.nodes"}, out("c8")},
 		{"run tp 3 in the user's file", []string{"run", "-o", out("c9"), "-c", tp3}, []string{"scenario.yaml:2: key accelerator.tp"}, out("c9")},
+		// issue 43: arrivals, tenants and objectives
+		{"run unknown arrival", []string{"run", "-o", out("a1"), "--set", "workload.arrival=bursty"},
+			[]string{"key workload.arrival", "(allowed: poisson, gamma, diurnal, spike)"}, out("a1")},
+		{"run gamma cv 0", []string{"run", "-o", out("a2"), "--set", "workload.arrival=gamma", "--set", "workload.gamma_cv=0"},
+			[]string{"key workload.gamma_cv", "must be in (0, 10]"}, out("a2")},
+		{"run objective not positive", []string{"run", "-o", out("a3"), "--set", "slo.tpot_ms=-1"}, []string{"key slo.tpot_ms", "an objective is positive"}, out("a3")},
+		{"run tenant shares not 1", []string{"run", "-o", out("a4"), "--set", "workload.tenants=[{name: a, share: 0.6}, {name: b, share: 0.6}]"},
+			[]string{"key workload.tenants", "the shares sum to 1.2: they must sum to 1"}, out("a4")},
+		{"run unknown tenant key", []string{"run", "-o", out("a5"), "-c", writeFile(t, "scenario.yaml", "workload:\n  tenants:\n    - {name: a, share: 1, weight: 2}\n")},
+			[]string{"scenario.yaml:3: key workload.tenants[0].weight: unknown key"}, out("a5")},
 		{"trace-stats every line bad", []string{"trace-stats", "mooncake:" + mooncakeNaN}, []string{mooncakeNaN + ":1: field timestamp"}, ""},
 		// issue 38: each panicked, ran silently wrong or was accepted against the docs
 		{"kernels expected index past the vocab", []string{"kernels", "--vectors", writeFile(t, "v.json", fmt.Sprintf(topKP, "1000"))},

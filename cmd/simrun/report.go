@@ -16,13 +16,35 @@ import (
 	"github.com/kvcosim/kvcosim/scenario"
 )
 
-// sweepMetrics are the sweep plots: a sweep.csv column and its axis label.
-var sweepMetrics = []struct{ column, label string }{
+// sweepMetric is a sweep plot: a sweep.csv column and its axis label.
+type sweepMetric struct{ column, label string }
+
+// sweepMetrics are the sweep plots of every sweep.
+var sweepMetrics = []sweepMetric{
 	{"ttft_ms_p50", "TTFT p50 (ms)"}, {"ttft_ms_p99", "TTFT p99 (ms)"}, {"tpot_ms_p50", "TPOT p50 (ms)"},
 	{"sustained_output_tokens_per_s", "sustained output tokens/s"}, {"hit_ratio_tokens", "share of prompt tokens reused"},
 	{"resumed_ttft_ms_p50", "resumed turns' TTFT p50 (ms)"}, {"resumed_ttft_ms_p99", "resumed turns' TTFT p99 (ms)"},
 	{"kv_wait_ms_p50", "resumed turns' wait for KV p50 (ms)"}, {"storage_read_bytes", "GB read from the store's tiers"},
 	{"sustained_drive_writes_per_day", "sustained drive writes per day (busiest drives)"},
+}
+
+// goodputMetrics are the sweep plots of a sweep with objectives.
+var goodputMetrics = []sweepMetric{
+	{"goodput_requests_per_s", "goodput (good requests/s)"}, {"goodput_share", "share of requests meeting their objectives"},
+}
+
+// reportMetrics are the plots of a sweep.csv: sweepMetrics, and each
+// goodput column it has with a figure for every point (a point whose
+// load was not judged has no rate).
+func reportMetrics(rows [][]string) []sweepMetric {
+	out := slices.Clone(sweepMetrics)
+	for _, m := range goodputMetrics {
+		col := slices.Index(rows[0], m.column)
+		if col >= 0 && !slices.ContainsFunc(rows[1:], func(r []string) bool { return col >= len(r) || r[col] == "" }) {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // runReport draws a sweep's plots from its sweep.csv: each metric against
@@ -46,7 +68,8 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 		Subtitle: fmt.Sprintf("%d points; the base scenario: %s (%s take the values in the table)", m.Points, m.Scenario, strings.Join(m.Keys, ", ")),
 		Version:  version(), Warnings: sweepWarnings(m.Keys, rows), Headline: readableTable(rows, len(m.Keys)), Files: []string{"sweep.csv", "sweep.json"}}
 	var plots []*reports.Chart
-	for _, metric := range sweepMetrics { // every plot before any file: a bad cell writes nothing
+	metrics := reportMetrics(rows)
+	for _, metric := range metrics { // every plot before any file: a bad cell writes nothing
 		p, err := sweepPlot(m.Keys, m.Scenario, rows, metric.column, metric.label)
 		if err != nil {
 			fmt.Fprintf(stderr, "simrun report: %s: %v\n", *in, err)
@@ -57,7 +80,7 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 		page.Figures = append(page.Figures, reports.Figure{File: name + ".svg", Caption: fmt.Sprintf("%s against %s.", metric.label, m.Keys[0]),
 			Data: name + ".csv"})
 	}
-	if err := writeReport(*in, &page, plots); err != nil {
+	if err := writeReport(*in, &page, plots, metrics); err != nil {
 		fmt.Fprintf(stderr, "simrun report: %v\n", err)
 		return 2
 	}
@@ -112,10 +135,10 @@ func readableNumber(v float64) string {
 // writeReport writes the sweep's plots and report.html into dir, whole or
 // not at all: a write that fails removes the report's files (until
 // 2026-11-27 a sweep.csv with a NaN cell left 8 plots and no report).
-func writeReport(dir string, page *reports.Page, plots []*reports.Chart) error {
+func writeReport(dir string, page *reports.Page, plots []*reports.Chart, metrics []sweepMetric) error {
 	err := func() error {
 		for i, p := range plots {
-			if err := reports.SavePlot(p, dir, "sweep_"+sweepMetrics[i].column); err != nil {
+			if err := reports.SavePlot(p, dir, "sweep_"+metrics[i].column); err != nil {
 				return err
 			}
 		}
@@ -126,7 +149,7 @@ func writeReport(dir string, page *reports.Page, plots []*reports.Chart) error {
 		return reports.WriteBytes(filepath.Join(dir, "report.html"), html.Bytes())
 	}()
 	if err != nil {
-		for _, metric := range sweepMetrics {
+		for _, metric := range metrics {
 			for _, ext := range []string{".png", ".svg", ".csv"} {
 				_ = os.Remove(filepath.Join(dir, "sweep_"+metric.column+ext))
 			}

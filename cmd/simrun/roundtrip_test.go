@@ -79,6 +79,10 @@ var roundTripCases = []roundTripCase{
 	{"cpu with tiers at the request resolution", []string{"system.design=cpu", twoTiers, "storage.resolution=request"}},
 	{"lmcache at the request resolution", []string{"system.design=lmcache", "storage.resolution=request"}},
 	{"cachedattention at the request resolution", []string{"system.design=cachedattention", "storage.resolution=request"}},
+	// issue 43: the arrival process's parameters left out are recorded at their defaults; tenants and objectives as given
+	{"fpga, spike arrivals, tenants and objectives", []string{"system.design=fpga", "workload.arrival=spike", "workload.spike_at_s=2", "slo.tpot_ms=40",
+		"workload.tenants=[{name: a, share: 0.25, output_median_tokens: 50, slo: {ttft_ms: 300}}, {name: b, share: 0.75}]"}},
+	{"cpu, gamma arrivals", []string{"system.design=cpu", "workload.arrival=gamma", "slo.ttft_ms=500"}},
 }
 
 // roundTripMechanisms are each store mechanism of docs/scenario.md set,

@@ -50,7 +50,7 @@ func TestStudyWritesTheReport(t *testing.T) {
 // greatest over the seeds beside it, around its mean, and the seeds do
 // move some of them.
 func assertSpreadHoldsTheMean(t *testing.T, comparison [][]string) {
-	require.Equal(t, reports.SpreadColumns(), comparison[0])
+	require.Equal(t, reports.SpreadColumns(false), comparison[0])
 	moved := 0
 	for c, name := range comparison[0] {
 		lo, hi := slices.Index(comparison[0], name+"_min"), slices.Index(comparison[0], name+"_max")

@@ -145,6 +145,10 @@ func spreadCell(s reports.Spread, format string) string {
 func (st *study) headline() [][]string {
 	rows := [][]string{{"design", "requests", "resumed turns", "resumed-turn TTFT p50 (ms)", "resumed-turn TTFT p99 (ms)", "TTFT p50 (ms)", "TTFT p99 (ms)",
 		"TPOT p50 (ms)", "hit ratio (tokens)", "output tokens/s, sustained", "drive writes per day, sustained (rated)", "saturates"}}
+	goodput := reports.HasGoodput(slices.Concat(st.sums()...)...)
+	if goodput {
+		rows[0] = append(rows[0], "goodput (good requests/s)", "SLO attainment")
+	}
 	for d, seeds := range st.plan.designs {
 		figure := func(format string, f func(*reports.Summary) float64) string {
 			return spreadCell(st.spread(seeds, f), format)
@@ -164,8 +168,27 @@ func (st *study) headline() [][]string {
 			figure("%.3f", func(s *reports.Summary) float64 { return s.HitRatioTokens }),
 			figure("%.0f", func(s *reports.Summary) float64 { return s.SustainedOutputTokensPerS }),
 			dwpd, st.saturationText(d)})
+		if goodput {
+			rows[d+1] = append(rows[d+1], figure("%.3f", goodputRate), figure("%.3f", goodputShare))
+		}
 	}
 	return rows
+}
+
+// goodputRate and goodputShare are a run's goodput (reports.Goodput), 0
+// for a run without objectives.
+func goodputRate(s *reports.Summary) float64 {
+	if s.Goodput == nil {
+		return 0
+	}
+	return s.Goodput.RequestsPerS
+}
+
+func goodputShare(s *reports.Summary) float64 {
+	if s.Goodput == nil {
+		return 0
+	}
+	return s.Goodput.Share
 }
 
 // seedsWords says what a spread is over: "over 3 seeds" (nothing for one).

@@ -201,16 +201,17 @@ func parseShard(s string) (int, int, error) {
 }
 
 // sweepHeader is sweep.csv's header: the point, the grid's keys, then the
-// comparison columns.
-func sweepHeader(keys []string) []string {
-	return append(append([]string{"point"}, keys...), reports.ComparisonColumns...)
+// comparison columns (the goodput's with it: reports.ComparisonColumnsFor).
+func sweepHeader(keys []string, goodput bool) []string {
+	return append(append([]string{"point"}, keys...), reports.ComparisonColumnsFor(goodput)...)
 }
 
 // writeSweep writes sweep.csv (this run's points, in order) and sweep.json.
 func writeSweep(out string, sw *scenario.Sweep, points []scenario.SweepPoint, results []pointResult, m sweepManifest) error {
-	rows := [][]string{sweepHeader(sw.Keys)}
+	goodput := slices.ContainsFunc(results, func(r pointResult) bool { return r.sum.Goodput != nil })
+	rows := [][]string{sweepHeader(sw.Keys, goodput)}
 	for i, p := range points {
-		rows = append(rows, append(append([]string{strconv.Itoa(p.Index)}, p.Values...), reports.ComparisonRow(&results[i].sum)...))
+		rows = append(rows, append(append([]string{strconv.Itoa(p.Index)}, p.Values...), reports.ComparisonRowFor(&results[i].sum, goodput)...))
 	}
 	return writeSweepFiles(out, rows, m)
 }
@@ -267,7 +268,7 @@ func checkSweep(m sweepManifest, rows [][]string) error {
 		return fmt.Errorf("sweep.json: \"keys\" is empty: a sweep has at least one grid key")
 	case m.Points < 1:
 		return fmt.Errorf("sweep.json: \"points\" = %d: at least 1", m.Points)
-	case len(rows) == 0 || !slices.Equal(rows[0], sweepHeader(m.Keys)):
+	case len(rows) == 0 || !slices.Equal(rows[0], sweepHeader(m.Keys, false)) && !slices.Equal(rows[0], sweepHeader(m.Keys, true)):
 		return fmt.Errorf("sweep.csv: the header is not the one a sweep over %v writes", m.Keys)
 	case len(rows) < 2:
 		return fmt.Errorf("sweep.csv: no points, only a header")
@@ -373,6 +374,8 @@ func mergeShards(dirs []string) ([][]string, sweepManifest, error) {
 			whole, header = m, rows[0]
 		} else if err := sameSweep(whole, m); err != nil {
 			return nil, whole, fmt.Errorf("%s belongs to another sweep than %s: %v", dir, dirs[0], err)
+		} else if !slices.Equal(rows[0], header) {
+			return nil, whole, fmt.Errorf("%s belongs to another sweep than %s: its sweep.csv has other columns (goodput's with objectives, none without)", dir, dirs[0])
 		}
 		for _, r := range rows[1:] {
 			p, err := strconv.Atoi(r[0])

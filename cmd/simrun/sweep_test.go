@@ -198,7 +198,7 @@ func FuzzSweepFolder(f *testing.F) {
 	m := sweepManifest{Points: 2, Keys: []string{"system.design"}, Shard: "all", Scenario: "a", Values: [][]string{{"cpu", "fpga"}}}
 	js, err := json.Marshal(m)
 	require.NoError(f, err)
-	header := strings.Join(sweepHeader(m.Keys), ",")
+	header := strings.Join(sweepHeader(m.Keys, false), ",")
 	f.Add(js, []byte(header+"\n"))
 	f.Add(js, []byte(header+"\n0,cpu"+strings.Repeat(",1", len(reports.ComparisonColumns))+"\n1,fpga"+strings.Repeat(",2", len(reports.ComparisonColumns))+"\n"))
 	f.Add([]byte(`{"points": 1, "keys": []}`), []byte("point\n0\n"))
@@ -269,7 +269,7 @@ func TestReportRefusesCellsItCannotPlot(t *testing.T) {
 	for _, cell := range []string{"NaN", "Inf", "-Inf", "x", ""} {
 		t.Run(cell, func(t *testing.T) {
 			dir := fakeSweep(t, m, []string{"0", "cpu"})
-			rows := [][]string{sweepHeader(m.Keys), make([]string, len(sweepHeader(m.Keys)))}
+			rows := [][]string{sweepHeader(m.Keys, false), make([]string, len(sweepHeader(m.Keys, false)))}
 			for i := range rows[1] {
 				rows[1][i] = "1"
 			}
@@ -372,7 +372,7 @@ func TestSweepTableIsReadable(t *testing.T) {
 func TestReportIsWholeOrAbsent(t *testing.T) {
 	m := sweepManifest{Points: 1, Keys: []string{"system.design"}, Shard: "all", Scenario: "a", Values: [][]string{{"cpu"}}}
 	dir := fakeSweep(t, m, []string{"0", "cpu"})
-	rows := [][]string{sweepHeader(m.Keys), make([]string, len(sweepHeader(m.Keys)))}
+	rows := [][]string{sweepHeader(m.Keys, false), make([]string, len(sweepHeader(m.Keys, false)))}
 	for i := range rows[1] {
 		rows[1][i] = "1"
 	}
