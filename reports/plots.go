@@ -435,10 +435,14 @@ func drawPanels(c draw.Canvas, plots []*Chart) {
 		PadLeft: vg.Millimeter, PadRight: vg.Millimeter * 3}
 	canvases := plot.Align(grid, tiles, draw.Crop(c, 0, -strip, 0, 0))
 	for i, p := range plots {
-		legend := p.Legend
+		legend, title := p.Legend, p.Title.Text
 		p.Legend = plot.NewLegend()
+		if title != "" { // its room kept, its lines blank: the title is drawn below, where it fits
+			p.Title.Text = strings.Repeat(" \n", strings.Count(title, "\n")) + " "
+		}
 		p.Draw(canvases[i][0])
-		p.Legend = legend
+		p.Legend, p.Title.Text = legend, title
+		drawTitle(c, canvases[i][0], p)
 		area := canvases[i][0]
 		area.Min.X, area.Max.X = area.Max.X+legendGap, c.Max.X
 		if p.Title.Text != "" {
@@ -447,6 +451,22 @@ func drawPanels(c draw.Canvas, plots []*Chart) {
 		legend.Top, legend.Left = true, true
 		legend.Draw(area)
 	}
+}
+
+// drawTitle draws a panel's title at the top of its tile, centred on it
+// as plot.Draw would, but moved sideways as far as it must to stay on
+// the canvas: a title wider than its panel (the legend strip takes the
+// right of the canvas) would be cut at the canvas's left edge.
+func drawTitle(c draw.Canvas, tile draw.Canvas, p *Chart) {
+	if p.Title.Text == "" {
+		return
+	}
+	style := p.Title.TextStyle
+	half := style.Rectangle(p.Title.Text).Size().X / 2
+	x := tile.Center().X
+	x = max(x, c.Min.X+half)
+	x = min(x, c.Max.X-half)
+	tile.FillText(style, vg.Point{X: x, Y: tile.Max.Y + style.FontExtents().Descent}, p.Title.Text)
 }
 
 // legendGap is the space between a panel and its legend.

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/kvcosim/kvcosim/reports"
 	"github.com/kvcosim/kvcosim/scenario"
@@ -38,6 +39,9 @@ const (
 	// recompute's by more than this share (a design that recomputes too,
 	// as lmcache below one chunk, ties).
 	breakEvenTie = 0.01
+	// breakEvenViewHistory is the history the read-path plot and the
+	// card's view speak of: Llama 3's context window.
+	breakEvenViewHistory = 8192
 )
 
 // breakEvenHistories are the map's histories for a scenario: those whose
@@ -265,10 +269,7 @@ func (m breakEvenMap) historyPlot(sc string) (string, string, *reports.Chart, er
 // pathPlot is the map at a history (the nearest the map has) against the
 // read path, the paths in order of their bandwidth.
 func (m breakEvenMap) pathPlot(sc string, history int64) (string, string, *reports.Chart, error) {
-	k := len(m.histories) - 1
-	for k > 0 && m.histories[k] > history {
-		k--
-	}
+	k := m.historyIndex(history)
 	var series []reports.Series
 	top := 0.0
 	for d, name := range studyDesigns {
@@ -325,4 +326,110 @@ func joinWords(words []string) string {
 func hasOwnDRAMTier(design string) bool {
 	d, err := store.ParseDesign(design)
 	return err == nil && d.DRAMTier
+}
+
+// cardOutcome is how the card's resumed turn does against a rival's at
+// one history of one path: a win or a loss where they differ by more than
+// breakEvenTie of the rival's, a tie otherwise.
+func (m breakEvenMap) cardOutcome(path, rival, k int) verdictOutcome {
+	card, other := m.ttft[path][fpgaDesign][k], m.ttft[path][rival][k]
+	switch {
+	case card < (1-breakEvenTie)*other:
+		return cardWins
+	case card > (1+breakEvenTie)*other:
+		return cardLoses
+	}
+	return cardTies
+}
+
+// outcomeWords are the break-even view's words for the card's outcomes.
+var outcomeWords = map[verdictOutcome]string{cardWins: "faster", cardLoses: "slower", cardTies: "within 1 %"}
+
+// cardAgainst says, for one path and rival, where along the histories the
+// card is faster, slower or within the tie: "slower 64-256; faster
+// 512-131072" (a run of histories with one outcome, in order).
+func (m breakEvenMap) cardAgainst(path, rival int) string {
+	var parts []string
+	for k := 0; k < len(m.histories); {
+		o, end := m.cardOutcome(path, rival, k), k
+		for end+1 < len(m.histories) && m.cardOutcome(path, rival, end+1) == o {
+			end++
+		}
+		span := strconv.FormatInt(m.histories[k], 10)
+		if end > k {
+			span += "-" + strconv.FormatInt(m.histories[end], 10)
+		}
+		parts = append(parts, outcomeWords[o]+" "+span)
+		k = end + 1
+	}
+	return strings.Join(parts, "; ")
+}
+
+// cardRivals are the designs the card is set against on the map: every
+// other design, recompute first.
+func cardRivals() []int {
+	var out []int
+	for d := range studyDesigns {
+		if d != fpgaDesign {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// cardTable is the map seen from the patent's card: a row per read path,
+// a column per other design, each cell the histories (tokens) at which the
+// card's resumed turn is faster, slower or within 1 %.
+func (m breakEvenMap) cardTable() [][]string {
+	header := []string{"read path"}
+	for _, d := range cardRivals() {
+		header = append(header, "fpga against "+studyDesigns[d])
+	}
+	rows := [][]string{header}
+	for p, name := range m.paths {
+		row := []string{name}
+		for _, d := range cardRivals() {
+			row = append(row, m.cardAgainst(p, d))
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// cardCaption says, from the map, on which paths the card is faster and
+// on which slower than each other design at a history (the nearest the
+// map has at or below it).
+func (m breakEvenMap) cardCaption(history int64) string {
+	k := m.historyIndex(history)
+	var words []string
+	for _, d := range cardRivals() {
+		by := map[verdictOutcome][]string{}
+		for p, name := range m.paths {
+			o := m.cardOutcome(p, d, k)
+			by[o] = append(by[o], name)
+		}
+		var said []string
+		for _, o := range []verdictOutcome{cardWins, cardLoses, cardTies} {
+			switch len(by[o]) {
+			case 0:
+			case len(m.paths):
+				said = append(said, outcomeWords[o]+" on every path")
+			default:
+				said = append(said, outcomeWords[o]+" on "+joinWords(by[o]))
+			}
+		}
+		words = append(words, "against "+studyDesigns[d]+", "+strings.Join(said, ", "))
+	}
+	return fmt.Sprintf("The break-even map seen from the patent's card (fpga): on each read path, the histories (tokens) at which its resumed turn is faster than each other design's, slower, or within 1 %% (one turn at a time on an idle node; %s). At a history of %d tokens, the card %s.",
+		m.note, m.histories[k], strings.Join(words, "; "))
+}
+
+// historyIndex is the index of the map's longest history at or below
+// history (the first if none is).
+func (m breakEvenMap) historyIndex(history int64) int {
+	k := len(m.histories) - 1
+	for k > 0 && m.histories[k] > history {
+		k--
+	}
+	return k
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"github.com/kvcosim/kvcosim/accel"
 	"github.com/kvcosim/kvcosim/hostcpu"
+	"github.com/kvcosim/kvcosim/hostcpu/mech"
 	"github.com/kvcosim/kvcosim/hostcpu/store"
 	"io"
 	"strconv"
@@ -62,8 +63,9 @@ func runExplain(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	fmt.Fprintf(stdout, "session %d, %s\n", *session, l.Describe())
+	own := designText(design, l.Store.Load)
 	for _, sp := range sink.spans {
-		fmt.Fprintln(stdout, narrate(sp, design.Card))
+		fmt.Fprintln(stdout, narrate(sp, own))
 	}
 	return 0
 }
@@ -90,7 +92,7 @@ var stepText = map[string]string{
 	"query/hash":           "FPGA hashes the %T tokens with XXH64 (claim 3)",
 	"query/bucket-read":    "FPGA reads the hash's bucket of the address-mapping table: %B (claim 4)",
 	"query/chain-walk":     "FPGA walks the bucket's chain links, matching (token count, hash): %B of links read (claim 5)",
-	"query/import":         "FPGA imports the cache data from the SSD into the exchange memory: %B (claim 6)",
+	"query/import":         "FPGA imports the cache data from the SSD into the exchange memory: %B (claim 6; a stage of its query task, booked as the turn's import, not query time)",
 	"query/signal-cpu":     "FPGA signals the CPU that the query task is done",
 	"queue":                "the request waits for room in the accelerator's batch",
 	"prefill":              "the accelerator prefills the tokens it lacks; the first token is out at the end",
@@ -109,31 +111,43 @@ var stepText = map[string]string{
 	"export failed":        "export failed, nothing stored: %A(error)",
 }
 
-// cardText and hostText say what the steps that differ between the
-// designs do: the patent's card queries and imports itself; every other
-// design's host looks the session up in its own index and moves the data.
-var cardText = map[string]string{
-	"decide/query": "CPU decides: the history is not on this accelerator, so the FPGA runs a query task (claim 2)",
-	"query":        "query decided by the FPGA (token DMA, hashing, table walk): hit %A(hit), chain links visited %A(hops), blocks matched %A(matched_blocks)",
-	"import":       "the KV moves into the accelerator: the FPGA reads it from the SSD and forwards it over the peer link: %B",
-}
-
-var hostText = map[string]string{
-	"decide/query": "CPU decides: the history is not on this accelerator, so the host looks it up in its own index in host DRAM",
-	"query":        "query decided by a host core (hashing the tokens, walking the index): hit %A(hit), chain links visited %A(hops), blocks matched %A(matched_blocks)",
-	"import":       "the KV moves into the accelerator: the host reads it from storage into host memory and copies it over PCIe: %B",
+// designText says what the steps that differ between the designs do: the
+// patent's card queries and imports itself; every other design's host
+// looks the session up in its own index and moves the data, from its
+// host-DRAM tier where it has one; a layer-wise load (store.load, or the
+// design's own) lets each layer's prefill start as that layer lands.
+func designText(d store.Design, load string) map[string]string {
+	if load == "" {
+		load = mech.LoadModes.Name(d.Mech.Load)
+	}
+	layers := ""
+	if load == mech.LoadModes.Name(mech.LoadLayerwise) {
+		layers = ", layer by layer, each layer's prefill starting as it lands"
+	}
+	if d.Card {
+		return map[string]string{
+			"decide/query": "CPU decides: the history is not on this accelerator, so the FPGA runs a query task (claim 2)",
+			"query":        "query decided by the FPGA (token DMA, hashing, table walk): hit %A(hit), chain links visited %A(hops), blocks matched %A(matched_blocks)",
+			"import":       "the KV moves into the accelerator: the FPGA reads it from the SSD and forwards it over the peer link" + layers + ": %B",
+		}
+	}
+	from := "reads it from the drives into host memory"
+	if d.DRAMTier {
+		from = "reads it from its host-DRAM tier (or from the drives below it, into host memory)"
+	}
+	return map[string]string{
+		"decide/query": "CPU decides: the history is not on this accelerator, so the host looks it up in its own index in host DRAM",
+		"query":        "query decided by a host core (hashing the tokens, walking the index): hit %A(hit), chain links visited %A(hops), blocks matched %A(matched_blocks)",
+		"import":       "the KV moves into the accelerator: the host " + from + " and copies it over PCIe" + layers + ": %B",
+	}
 }
 
 // narrate is one line: when, where, what, how long (and how many cycles);
-// card: the design's store is the patent's card.
-func narrate(sp sim.Span, card bool) string {
+// own says the steps that differ between the designs (designText).
+func narrate(sp sim.Span, own map[string]string) string {
 	op := sp.Operation
 	if sp.Attr("error") != "" {
 		op += " failed" // a step whose span carries its error
-	}
-	own := hostText
-	if card {
-		own = cardText
 	}
 	text, ok := own[op]
 	if !ok {

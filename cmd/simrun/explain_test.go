@@ -18,6 +18,8 @@ func TestExplainDefaultSession(t *testing.T) {
 	golden.Check(t, filepath.Join("testdata", "explain-session3.golden"), stdout)
 	assert.Contains(t, stdout, "FPGA imports the cache data from the SSD into the exchange memory")
 	assert.Contains(t, stdout, "(claim 9)")
+	assert.Contains(t, stdout, "booked as the turn's import, not query time")
+	assert.Contains(t, stdout, "turn 1: query decided by the FPGA (token DMA, hashing, table walk): hit true, chain links visited 1, blocks matched 0 [took 4.905 us]")
 }
 
 // TestExplainCPUDesign: the cpu design's host looks the session up and
@@ -29,7 +31,29 @@ func TestExplainCPUDesign(t *testing.T) {
 	assert.NotContains(t, stdout, "FPGA")
 	assert.Contains(t, stdout, "turn 1: CPU decides: the history is not on this accelerator, so the host looks it up in its own index")
 	assert.Contains(t, stdout, "turn 1: query decided by a host core")
-	assert.Contains(t, stdout, "turn 1: the KV moves into the accelerator: the host reads it from storage into host memory and copies it over PCIe: 485.29 MB [took 35.173 ms]")
+	assert.Contains(t, stdout, "turn 1: the KV moves into the accelerator: the host reads it from the drives into host memory and copies it over PCIe: 485.29 MB [took 35.173 ms]")
+}
+
+// Each design's own path: the DRAM-tier designs read their tier and load
+// layer by layer; the card loads layer by layer when store.load says so
+// (the host designs' text read "from storage" for every one of them).
+func TestExplainNarratesEachDesignsPath(t *testing.T) {
+	for _, c := range []struct {
+		sets []string
+		want string
+	}{
+		{[]string{"system.design=lmcache"}, "turn 1: the KV moves into the accelerator: the host reads it from its host-DRAM tier (or from the drives below it, into host memory) and copies it over PCIe, layer by layer, each layer's prefill starting as it lands: 419.43 MB"},
+		{[]string{"system.design=cachedattention"}, "from its host-DRAM tier (or from the drives below it, into host memory) and copies it over PCIe, layer by layer"},
+		{[]string{"store.load=layerwise"}, "turn 1: the KV moves into the accelerator: the FPGA reads it from the SSD and forwards it over the peer link, layer by layer, each layer's prefill starting as it lands"},
+	} {
+		args := []string{"explain", "--session", "3"}
+		for _, s := range c.sets {
+			args = append(args, "--set", s)
+		}
+		code, stdout, stderr := simrun(args...)
+		require.Equal(t, 0, code, stderr)
+		assert.Contains(t, stdout, c.want, "%v", c.sets)
+	}
 }
 
 // An export that stores nothing is narrated as failed, with its error: it

@@ -23,7 +23,7 @@ func TestStudyWritesTheReport(t *testing.T) {
 	for _, f := range []string{"comparison.csv", "recompute/summary.json", "cpu/requests.csv", "fpga/scenario.yaml",
 		"lmcache/summary.json", "cachedattention/requests.csv", breakEvenFile,
 		"ttft_cdf.png", "ttft_cdf.svg", "ttft_breakdown.svg", "break_even_history.svg", "break_even_path.png", "latency_vs_load.png",
-		"throughput_vs_load.svg", "hit_ratio_vs_capacity.svg", "storage_levels.png", "endurance.svg", "session_timeline.svg"} {
+		"throughput_vs_load.svg", "hit_ratio_vs_capacity.svg", "storage_levels.png", "endurance.svg", "host_load.svg", "session_timeline.svg"} {
 		assert.FileExists(t, filepath.Join(out, f))
 	}
 	page, err := os.ReadFile(filepath.Join(out, "report.html"))
@@ -37,6 +37,9 @@ func TestStudyWritesTheReport(t *testing.T) {
 	assert.Len(t, comparison, 1+len(studyDesigns), "a header and every design")
 	assert.Contains(t, html, `<figure id="break_even_crossovers"><table>`, "the crossovers, printed")
 	assert.Contains(t, stdout, "break-even: the history from which")
+	assert.Contains(t, html, `<figure id="break_even_card"><table>`, "the map seen from the card")
+	assert.Contains(t, stdout, "break-even, the patent's card (fpga) against each design")
+	assert.Regexp(t, `(Where the patent's card \(fpga\) wins|The patent's card \(fpga\) wins nowhere) by more than the seeds' spread`, stdout, "the verdict")
 	assert.Contains(t, html, "the mean over 2 seeds with bars from their least to their greatest")
 	assert.Regexp(t, `p50 of \d+(-\d+)? resumed turns`, stdout, "a p50 says how many turns it covers")
 	assert.Regexp(t, `(between|at or below|not up to) [0-9.]+x`, stdout, "saturation bracketed by the loads measured")
@@ -189,6 +192,9 @@ func assertPlotDataMatchesTheRuns(t *testing.T, out, html string) {
 		if design == "recompute" {
 			continue
 		}
+		assertHostLoadMatchesTheRuns(t, values, js, design, func(column string) []float64 {
+			return []float64{figure(design, column), figure(design, column+"_min"), figure(design, column+"_max")}
+		})
 		var sum struct {
 			Tiers []struct {
 				DriveWritesPerDay float64 `json:"sustained_drive_writes_per_day"`
@@ -202,6 +208,25 @@ func assertPlotDataMatchesTheRuns(t *testing.T, out, html string) {
 		assert.InDelta(t, dwpd, at("endurance", "", "full exports", design), 1e-9, design) // the first seed's
 		assert.True(t, figure(design, "sustained_drive_writes_per_day_min")-1e-6 <= dwpd && dwpd <= figure(design, "sustained_drive_writes_per_day_max")+1e-6, design)
 	}
+}
+
+// assertHostLoadMatchesTheRuns: the busy-host axis at the scenario's host
+// load (0) is the headline runs': its resumed-turn TTFT p50 comparison.csv's
+// mean, least and greatest, its host figures per resumed turn around the
+// first seed's summary.json; the top load has a spread of its own.
+func assertHostLoadMatchesTheRuns(t *testing.T, values func(file, panel, series, x string) []float64, summary []byte, design string, spread func(column string) []float64) {
+	assert.InDeltaSlice(t, spread("resumed_ttft_ms_p50"), values("host_load", "resumed-turn TTFT p50 (ms)", design, "0"), 1e-6, "%s: the axis at host load 0", design)
+	var sum reports.Summary
+	require.NoError(t, json.Unmarshal(summary, &sum))
+	for panel, first := range map[string]float64{
+		"host core-s per resumed turn":    hostCoreSPerResumedTurn(&sum),
+		"host DRAM per resumed turn (GB)": hostDRAMGBPerResumedTurn(&sum),
+	} {
+		v := values("host_load", panel, design, "0")
+		assert.True(t, v[1]-1e-12 <= first && first <= v[2]+1e-12, "%s %s: the first seed's %v within %v", design, panel, first, v)
+	}
+	top := values("host_load", "resumed-turn TTFT p50 (ms)", design, "0.9")
+	assert.True(t, top[1] <= top[0] && top[0] <= top[2], "%s: mean within its least and greatest at the top host load: %v", design, top)
 }
 
 // Bad input fails the study before any run, with nothing written: a mode

@@ -452,9 +452,10 @@ func gitCommit() (rev, modified string) {
 }
 
 // plots draws the study's figures and returns them in the order of its
-// argument: the headline's distributions, the break-even map, the load
-// curve, the store's capacity, the drives' endurance, the host's cost and
-// the energy, and one session's timeline.
+// argument: the headline's distributions, the break-even map (its
+// crossovers, its read paths and the card against the others), the load
+// curve, the store's capacity, the drives' endurance, the host's cost, the
+// energy and the busy-host axis, and one session's timeline.
 func (st *study) plots(out string) ([]reports.Figure, error) {
 	sc := st.base.Describe()
 	var figures []reports.Figure
@@ -476,6 +477,7 @@ func (st *study) plots(out string) ([]reports.Figure, error) {
 	latency, err := st.latencyPanels(sc)
 	levels, levelsErr := levelPanels(sc, fpgaRun)
 	timeline, timelineErr := timelinePanels(sc, fpgaRun)
+	hostLoad, hostLoadErr := st.hostLoadPanels(sc)
 	for _, step := range []func() error{
 		func() error { return add(ttftCDF(sc, st.designs)) },
 		func() error { return add(ttftBreakdown(sc, st.designs)) },
@@ -485,7 +487,11 @@ func (st *study) plots(out string) ([]reports.Figure, error) {
 				Caption: "The shortest history of the map at which each storing design's resumed turn beats recomputing it by more than 1 %, on each read path (the crossing lies between it and the history before; " + st.breakEven.note + ")."})
 			return nil
 		},
-		func() error { return add(st.breakEven.pathPlot(sc, 8192)) },
+		func() error { return add(st.breakEven.pathPlot(sc, breakEvenViewHistory)) },
+		func() error {
+			figures = append(figures, reports.Figure{File: "break_even_card", Table: st.breakEven.cardTable(), Caption: st.breakEven.cardCaption(breakEvenViewHistory)})
+			return nil
+		},
 		func() error {
 			return panels("latency_vs_load", "Resumed-turn TTFT p50, TTFT p99 and TPOT p50 against the offered load (x the scenario's arrival rate), per design, the mean"+st.seedsWords()+" with bars from their least to their greatest; rings mark where each design is first saturated on some seed ("+st.firstToSaturate()+").", 2.6, latency, err)
 		},
@@ -500,6 +506,12 @@ func (st *study) plots(out string) ([]reports.Figure, error) {
 			return nil
 		},
 		func() error { return add(energyPlot(sc, st.designs)) },
+		func() error {
+			if len(st.plan.hostLoads) == 0 {
+				return nil // no busy-host axis (busyHostAxis)
+			}
+			return panels("host_load", st.hostLoadCaption(), 3.2, hostLoad, hostLoadErr)
+		},
 		func() error {
 			return panels("session_timeline", timelineCaption(fpgaRun), 3.6, timeline, timelineErr)
 		},

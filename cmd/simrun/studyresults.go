@@ -219,8 +219,9 @@ func (st *study) p50Words(d int) string {
 // lead states the headline in words, from its figures, and of their
 // differences only those larger than the seeds' spread: which storing
 // designs serve resumed turns fastest against recomputing them, how the
-// patent's card does, whether anything is saturated, and what the
-// write-through export costs the drives.
+// patent's card does, whether anything is saturated, what the
+// write-through export costs the drives, and where the card wins and
+// loses (cardVerdict).
 func (st *study) lead() string {
 	p50 := make([]reports.Spread, len(studyDesigns))
 	for d, seeds := range st.plan.designs {
@@ -284,6 +285,7 @@ func (st *study) lead() string {
 		fmt.Fprintf(&b, " At this load kept up around the clock, the fpga design's write-through exports write %s drive writes per day to each drive, against a rating of %g (%.1f over the first seed's run, whose sessions stop arriving after %.0f s).",
 			spreadCell(st.spread(st.plan.designs[fpgaDesign], sustainedDriveWrites), "%.1f"), rated, wholeRun, st.fpga().sum.Load.ArrivalWindowS)
 	}
+	b.WriteString(" " + cardVerdict("fpga", len(st.plan.seeds), st.verdictFigures()))
 	return b.String()
 }
 
@@ -312,7 +314,7 @@ func fasterOrSlower(mine, other float64) string {
 }
 
 // print writes the study's findings: the lead, the designs, where each
-// saturates and the break-even crossovers.
+// saturates, the break-even crossovers and the card against the others.
 func (st *study) print(w io.Writer) {
 	fmt.Fprintln(w, st.lead())
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -323,8 +325,15 @@ func (st *study) print(w io.Writer) {
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "break-even: the history from which each design's resumed turn beats recomputing it")
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for _, row := range st.breakEven.crossoverTable() {
+	printTable(w, st.breakEven.crossoverTable())
+	fmt.Fprintln(w, "break-even, the patent's card (fpga) against each design: the histories (tokens) at which its resumed turn is faster, slower or within 1 %")
+	printTable(w, st.breakEven.cardTable())
+}
+
+// printTable writes rows as aligned columns.
+func printTable(w io.Writer, rows [][]string) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, row := range rows {
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	tw.Flush()
