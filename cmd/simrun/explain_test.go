@@ -18,6 +18,7 @@ func TestExplainDefaultSession(t *testing.T) {
 	golden.Check(t, filepath.Join("testdata", "explain-session3.golden"), stdout)
 	assert.Contains(t, stdout, "FPGA imports the cache data from the SSD into the exchange memory")
 	assert.Contains(t, stdout, "(claim 9)")
+	assert.Contains(t, stdout, "FPGA streams the cache from device memory (claim 7)", "fpga.forward: stream streams the export too")
 }
 
 // TestExplainCPUDesign: the cpu design's host looks the session up and
