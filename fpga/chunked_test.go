@@ -21,8 +21,8 @@ func TestChunkedBoundsThePieces(t *testing.T) {
 		{"store-and-forward", 485 * mib, 0, maxStreamPieces, 1, 485 * mib},
 		{"the default object in 4 MiB pieces", 485 * mib, 4 * mib, maxStreamPieces, 122, 4 * mib},
 		{"a 100 GiB object", 100 << 30, 4 * mib, maxStreamPieces, maxStreamPieces, 100 * mib},
-		{"an export of 96 MiB in 4 MiB pieces", 96 * mib, 4 * mib, maxExportPieces, 24, 4 * mib},
-		{"an export of 512 MiB", 512 * mib, 4 * mib, maxExportPieces, maxExportPieces, 16 * mib},
+		{"an export of 64 MiB in 4 MiB pieces", 64 * mib, 4 * mib, maxExportPieces, 16, 4 * mib},
+		{"an export of 512 MiB", 512 * mib, 4 * mib, maxExportPieces, maxExportPieces, 32 * mib},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out := chunked([]kvstore.Extent{{Addr: 4096, Bytes: c.bytes}}, c.chunk, c.limit)

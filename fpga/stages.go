@@ -99,10 +99,13 @@ const maxStreamPieces = 1024
 
 // maxExportPieces bounds the pieces one export streams in: each is a write
 // the drives take on its own, when it has crossed the hops before, and
-// every turn exports (the Mooncake replay of docs/workloads.md writes 47 TB
-// in 12,031 exports: in up to 1,024 pieces each it took 2.3 times the CPU
-// time of whole exports, in 32 about 1.1 times).
-const maxExportPieces = 32
+// every turn exports. The Mooncake replay of docs/workloads.md writes 47 TB
+// in 12,031 exports: whole, it took 3.2-3.4 s of CPU; in up to 1,024
+// pieces an export 2.3 times that, in 32 1.1-1.16 times, in 16 1.06 times
+// (3.37 against 3.17 s before issue 42, the best of three each). The
+// fill this adds is a 16th of the faster hops' time (2.5 ms of the peer
+// link's 40 ms for a 485 MB export).
+const maxExportPieces = 16
 
 // hashCycles is the hash engine's time for a task's tokens: one task per
 // block in the block scheme (chained), one for all tokens otherwise.
