@@ -29,6 +29,12 @@ type Ports struct {
 	// memory to the accelerator as soon as it has landed (the
 	// accelerator's pull over the peer link, overlapped with the import).
 	Forward *sim.Link
+	// Inbound, when set, carries a streamed export's pieces from the
+	// accelerator into the exchange memory as the engine writes them on
+	// (Config.ChunkBytes); unset, the accelerator's push is done before
+	// the export task begins (store-and-forward), or the exchange memory
+	// is the accelerator's own.
+	Inbound *sim.Link
 	// Tables holds the tables with PlaceHBM (the card's HBM).
 	Tables Memory
 	// Storage is the external store.
@@ -108,7 +114,11 @@ type ImportRequest struct {
 // ExportRequest stores a session's updated cache: Key with Prev (patent
 // scheme), holding its tokens from From on (kvstore.Object.From), or
 // Blocks of which the first HeldBlocks are already the session's (block
-// scheme). TokenBytes are the computed tokens read and hashed.
+// scheme). TokenBytes are the computed tokens read and hashed. KVBytes,
+// when set, are the bytes of the stored object that come from the
+// accelerator (the rest, claim 9's token ids, the card reads from host
+// memory): a streamed export pulls only those over Ports.Inbound (0: all
+// of it).
 type ExportRequest struct {
 	Session    int64
 	Key        kvstore.Key
@@ -117,6 +127,7 @@ type ExportRequest struct {
 	HeldBlocks int
 	From       int64
 	TokenBytes int64
+	KVBytes    int64
 	Reply      Reply
 }
 

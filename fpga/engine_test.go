@@ -150,22 +150,27 @@ func TestUnlimitedStoreTablesStayInHostMemory(t *testing.T) {
 	assert.LessOrEqual(t, end, memory.HostMemoryConfig().CapacityBytes())
 }
 
-// streamCard is a flatCard with a forward link of 12 GB/s to the
-// accelerator (or none), streaming imports in chunks of chunk bytes (0:
-// store-and-forward).
+// streamCard is a flatCard with peer links of 12 GB/s to and from the
+// accelerator (or none), streaming imports and exports in chunks of chunk
+// bytes (0: store-and-forward).
 func streamCard(t *testing.T, chunk int64, forward bool) *testSystem {
 	eng := sim.NewEngine(0)
 	ports, _, _, _ := flatCard(t, eng)
 	var err error
 	if forward {
-		ports.Forward, err = sim.NewLink(eng, "p2p", sim.LinkConfig{Bandwidth: 12 * sim.GBps, Latency: 600 * sim.Nanosecond})
+		link := sim.LinkConfig{Bandwidth: 12 * sim.GBps, Latency: 600 * sim.Nanosecond}
+		ports.Forward, err = sim.NewLink(eng, "p2p", link)
 		require.NoError(t, err)
+		if chunk > 0 { // a store-and-forward export's push is the host's
+			ports.Inbound, err = sim.NewLink(eng, "p2p-in", link)
+			require.NoError(t, err)
+		}
 	}
 	cfg := DefaultConfig(goldenDirectory(kvstore.SchemePatent, kvstore.ExportFull))
 	cfg.ChunkBytes = chunk
 	f, err := NewEngine(eng, cfg, ports, ports.HostBytes)
 	require.NoError(t, err)
-	return &testSystem{eng: eng, fpga: f}
+	return &testSystem{eng: eng, fpga: f, ports: ports}
 }
 
 // importTime is the import stage of a hit on 4,096 tokens (512 MiB of
@@ -204,5 +209,48 @@ func TestStreamedImportOverlapsItsHops(t *testing.T) {
 		// the drive is asked for the object in chunks rather than as one
 		// read, which its model serves within a few per cent
 		assert.InDelta(t, float64(read), float64(streamed), 0.05*float64(read), "about the drive's time: the link's hidden behind it")
+	}
+}
+
+// exportStages is an export of 4,096 tokens (512 MiB of Llama-3-8B KV) on
+// a card: its stages' times by name, and what crossed the peer link in.
+func exportStages(t *testing.T, s *testSystem) (map[string]sim.Time, int64) {
+	kv := 4096 * (llama3_8b.BytesPerToken() - kvstore.TokenIDBytes)
+	r := s.export(ExportRequest{Session: 1, Key: kvstore.PatentKey(0, tokenRange(4096, 1)), TokenBytes: 4096 * 4, KVBytes: kv})
+	require.NoError(t, r.Err)
+	require.Equal(t, int64(4096)*llama3_8b.BytesPerToken(), r.Bytes)
+	took := map[string]sim.Time{}
+	for _, st := range r.Stages {
+		took[st.Name] = st.End - st.Start
+	}
+	pulled := int64(0)
+	if s.ports.Inbound != nil {
+		pulled = s.ports.Inbound.Stats().Bytes
+	}
+	return took, pulled
+}
+
+// TestStreamedExportOverlapsItsHops: store-and-forward has the KV pushed
+// over the peer link (by the host, before the task), read from the
+// exchange memory and then written (the link's time plus the drive's); a
+// streamed export pulls each piece over the link while the drive writes
+// the last, so its data stage takes about the drive's time, never less
+// than the link's, and pulls exactly the KV bytes (the token ids of the
+// layout come from host memory).
+func TestStreamedExportOverlapsItsHops(t *testing.T) {
+	kv := 4096 * (llama3_8b.BytesPerToken() - kvstore.TokenIDBytes)
+	push := (12 * sim.GBps).TransferTime(kv)
+	whole, pulled := exportStages(t, streamCard(t, 0, true))
+	assert.Zero(t, pulled, "store-and-forward pulls nothing itself")
+	assert.NotContains(t, whole, StageStreamOut)
+	write := whole[StageStorageWrite]
+	for _, chunk := range []int64{4 << 20, 16 << 20} { // 16 pieces of 32 MiB either way (maxExportPieces)
+		streamed, pulled := exportStages(t, streamCard(t, chunk, true))
+		t.Logf("chunk %d: push %v, exchange read %v, write %v, streamed %v", chunk, push, whole[StageExchangeRead], write, streamed[StageStreamOut])
+		assert.NotContains(t, streamed, StageExchangeRead, "the exchange reads are the stream's")
+		assert.Equal(t, kv, pulled, "the peer link carries the KV once")
+		assert.GreaterOrEqual(t, streamed[StageStreamOut], push, "no faster than the link")
+		assert.Less(t, streamed[StageStreamOut], push+whole[StageExchangeRead]+write, "faster than one hop after another")
+		assert.InDelta(t, float64(write), float64(streamed[StageStreamOut]), 0.05*float64(write), "about the drive's time: the link's hidden behind it")
 	}
 }

@@ -25,6 +25,10 @@ const (
 	subExchangeRead
 	// subStorageWrite: a storage write.
 	subStorageWrite
+	// subStreamOut: a piece of a streamed export: (with Ports.Inbound)
+	// over the peer link from the accelerator, a read of the exchange
+	// memory (and the exchange link), then its storage write.
+	subStreamOut
 	// subSignal: the completion message to the CPU.
 	subSignal
 	// subDelay: FPGA cycles of computation.
@@ -41,6 +45,8 @@ type subOp struct {
 	count int    // subTable: accesses; subDelay: cycles
 	addr  int64
 	bytes int64
+	// pulled: subStreamOut's bytes that cross Ports.Inbound
+	pulled int64
 }
 
 // pcieRequestBytes is a memory-read request TLP on the wire.
@@ -108,6 +114,7 @@ const (
 	portExchange
 	portExchangeLink
 	portForward
+	portInbound
 	portStorage
 	portClock
 	portCount
@@ -164,6 +171,8 @@ func (e *Engine) phaseOf(op *subOp) phase {
 		case op.phase == 1 && p.ExchangeLink != nil:
 			return phase{port: portExchangeLink, bytes: op.bytes}
 		}
+	case subStreamOut:
+		return streamOutPhase(p, op)
 	case subStorageWrite:
 		if op.phase == 0 {
 			return phase{port: portStorage, addr: op.addr, bytes: op.bytes, write: true}
@@ -176,6 +185,25 @@ func (e *Engine) phaseOf(op *subOp) phase {
 		if op.phase == 0 {
 			return phase{port: portClock, bytes: int64(op.count)}
 		}
+	}
+	return phase{}
+}
+
+// streamOutPhase is a phase of a streamed export's piece: the peer link
+// in (if the engine pulls it), the exchange memory read, the exchange
+// link (if any), the storage write; a phase its ports skip moves it on.
+func streamOutPhase(p *Ports, op *subOp) phase {
+	switch {
+	case op.phase == 0 && p.Inbound != nil && op.pulled > 0:
+		return phase{port: portInbound, bytes: op.pulled}
+	case op.phase <= 1:
+		op.phase = 1
+		return phase{port: portExchange, bytes: op.bytes}
+	case op.phase == 2 && p.ExchangeLink != nil:
+		return phase{port: portExchangeLink, bytes: op.bytes}
+	case op.phase <= 3:
+		op.phase = 3
+		return phase{port: portStorage, addr: op.addr, bytes: op.bytes, write: true}
 	}
 	return phase{}
 }
@@ -227,6 +255,8 @@ func (e *Engine) issue(ph phase, next sim.Event) {
 		p.ExchangeLink.Transfer(ph.bytes, next)
 	case portForward:
 		p.Forward.Transfer(ph.bytes, next)
+	case portInbound:
+		p.Inbound.Transfer(ph.bytes, next)
 	case portClock:
 		e.eng.Schedule(e.clock.After(e.eng.Now(), sim.Cycles(ph.bytes)), next)
 	default:

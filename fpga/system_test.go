@@ -18,8 +18,9 @@ var llama3_8b = kvstore.KVShape{Layers: 32, KWidth: 1024, VWidth: 1024, ElemByte
 // testSystem is an FPGA card in a server: host memory, the card's PCIe link
 // and HBM, and a CM6-class SSD.
 type testSystem struct {
-	eng  *sim.Engine
-	fpga *Engine
+	eng   *sim.Engine
+	fpga  *Engine
+	ports Ports
 }
 
 func goldenDirectory(scheme kvstore.Scheme, mode kvstore.ExportMode) kvstore.DirectoryConfig {

@@ -94,6 +94,7 @@ func (p *Ports) wires() ([]wire, [portCount]int8) {
 	add(portFromHost, wire{link: p.FromHost})
 	add(portExchangeLink, wire{link: p.ExchangeLink})
 	add(portForward, wire{link: p.Forward})
+	add(portInbound, wire{link: p.Inbound})
 	add(portHostMemory, wire{flat: flat(p.HostMemory)})
 	add(portTables, wire{flat: flat(p.Tables)})
 	add(portExchange, wire{flat: flat(p.Exchange)})
@@ -104,8 +105,8 @@ func (p *Ports) wires() ([]wire, [portCount]int8) {
 // walk's generation times walkIndexes plus its index.
 const walkIndexes = 1 << 20
 
-// maxWires bounds the distinct wires: the seven ports a walk may book.
-const maxWires = 7
+// maxWires bounds the distinct wires: the eight ports a walk may book.
+const maxWires = 8
 
 // walkAhead bounds the phases a walk books at once; at the last one's end
 // the operation goes on (step), in closed form again if it may. A split

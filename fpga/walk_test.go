@@ -20,8 +20,9 @@ type walkCase struct {
 	placement Placement
 	scheme    kvstore.Scheme
 	peer      bool // the exchange memory is reached over a peer link
-	// chunk streams imports in chunks (Config.ChunkBytes), forwarded on
-	// to the accelerator over a link of their own (Ports.Forward)
+	// chunk streams imports and exports in chunks (Config.ChunkBytes),
+	// forwarded on to the accelerator, and pulled from it, over links of
+	// their own (Ports.Forward, Ports.Inbound)
 	chunk int64
 }
 
@@ -32,6 +33,7 @@ type walkOutcome struct {
 	ToHost, FromHost     sim.LinkStats
 	Host, Exchange       memory.Traffic
 	Peer, Forward        sim.LinkStats
+	Inbound              sim.LinkStats
 	Drive                memory.SSDStats
 	Directory            kvstore.DirectoryStats
 	RivalArrivals        []sim.Time
@@ -143,11 +145,13 @@ func runWalkCase(t *testing.T, c walkCase, seed uint64, eventByEvent bool) walkO
 		require.NoError(t, err)
 		ports.ExchangeLink = peer
 	}
-	var forward *sim.Link
+	var forward, inbound *sim.Link
 	if c.chunk > 0 {
 		forward, err = sim.NewLink(eng, "forward", sim.LinkConfig{Bandwidth: 12 * sim.GBps, Latency: 600 * sim.Nanosecond})
 		require.NoError(t, err)
-		ports.Forward = forward
+		inbound, err = sim.NewLink(eng, "inbound", sim.LinkConfig{Bandwidth: 12 * sim.GBps, Latency: 600 * sim.Nanosecond})
+		require.NoError(t, err)
+		ports.Forward, ports.Inbound = forward, inbound
 	}
 	dir := walkDirectory(c.scheme)
 	cfg := DefaultConfig(dir)
@@ -189,7 +193,7 @@ func runWalkCase(t *testing.T, c walkCase, seed uint64, eventByEvent bool) walkO
 		out.Peer = peer.Stats()
 	}
 	if forward != nil {
-		out.Forward = forward.Stats()
+		out.Forward, out.Inbound = forward.Stats(), inbound.Stats()
 	}
 	return out
 }
@@ -205,8 +209,9 @@ func TestWalkMatchesEventByEvent(t *testing.T) {
 		{"tables in host memory, patent scheme, peer link", PlaceHost, kvstore.SchemePatent, true, 0},
 		{"tables in HBM, the exchange memory too", PlaceHBM, kvstore.SchemeBlock, false, 0},
 		{"tables in URAM", PlaceURAM, kvstore.SchemePatent, true, 0},
-		{"streamed imports, tables in host memory, patent scheme", PlaceHost, kvstore.SchemePatent, false, 16 << 10},
-		{"streamed imports over a peer link, block scheme", PlaceHost, kvstore.SchemeBlock, true, 16 << 10},
+		{"streamed imports and exports, tables in host memory, patent scheme", PlaceHost, kvstore.SchemePatent, false, 16 << 10},
+		{"streamed imports and exports over a peer link, block scheme", PlaceHost, kvstore.SchemeBlock, true, 16 << 10},
+		{"streamed imports and exports, tables in HBM", PlaceHBM, kvstore.SchemePatent, false, 16 << 10},
 	}
 	seeds := uint64(3)
 	if testing.Short() {

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"github.com/kvcosim/kvcosim/hostcpu/mech"
 	"github.com/kvcosim/kvcosim/hostcpu/store"
 	"github.com/kvcosim/kvcosim/kvstore"
 	"slices"
@@ -267,6 +268,15 @@ func (r *Run) buildFPGA(i int, n *builtNode, hn *hostcpu.Node, storage memory.De
 	ports.Forward, hn.P2PFromGPU = n.p2pTo, n.p2pFrom
 	if rs.exchangeAcc {
 		ports.Forward, ports.ExchangeLink, hn.P2PFromGPU = nil, n.p2pTo, nil
+	}
+	// exports reach the card's HBM from the accelerator before the card's
+	// export task (store-and-forward), or piece by piece within it as the
+	// card writes them on (a streamed export, with a synchronous save: an
+	// asynchronous one lets the next turn go once the KV is off the
+	// accelerator, so the accelerator pushes it into the card's HBM, its
+	// buffer, first)
+	if hn.P2PFromGPU != nil && rs.fpga.ChunkBytes > 0 && rs.host.Mech.Save == mech.SaveSync {
+		ports.Inbound, hn.P2PFromGPU = n.p2pFrom, nil
 	}
 	placement := rs.hostMemory.CapacityBytes()
 	if rs.fpga.Placement == fpga.PlaceHBM {

@@ -494,7 +494,7 @@ func TestDeltaExportsInClaim9AreWarned(t *testing.T) {
 }
 
 // TestStoreAndForwardIgnoresTheChunk: fpga.forward: store-and-forward is
-// the card's import as it was before streaming, whole extents one hop
+// the card's import and export as they were before streaming, whole extents one hop
 // after another, whatever store.chunk; streaming in 4 MiB chunks makes
 // the resumed turns' wait for their KV shorter on the same workload.
 func TestStoreAndForwardIgnoresTheChunk(t *testing.T) {
@@ -506,4 +506,43 @@ func TestStoreAndForwardIgnoresTheChunk(t *testing.T) {
 	assert.Equal(t, whole, run("fpga.forward=stream", "store.chunk=0"), "a stream of whole extents is store-and-forward")
 	streamed := run("fpga.forward=stream", "store.chunk=4MiB")
 	assert.Less(t, streamed.KVWaitMs.Mean, whole.KVWaitMs.Mean, "the streamed import overlaps its hops")
+	assert.Equal(t, whole.Bytes["p2p_from_gpu"], streamed.Bytes["p2p_from_gpu"], "the streamed export pulls the same KV over the peer link")
+	assert.Equal(t, whole.Tiers[0].BytesWritten, streamed.Tiers[0].BytesWritten)
+}
+
+// TestStreamedExportOverlapsItsHops: with fpga.forward: stream the card
+// pulls each piece of an export over the peer link while the drives write
+// the last, so an export takes less time than the push and then the
+// writes of store-and-forward.
+func TestStreamedExportOverlapsItsHops(t *testing.T) {
+	meanExport := func(forward string) sim.Time {
+		res := simulate(t, append([]string{"system.design=fpga", "fpga.forward=" + forward}, evicting...)...)
+		var sum sim.Time
+		n := 0
+		for _, r := range res.Run.sys.Records() {
+			if r.Export > 0 {
+				sum += r.Export
+				n++
+			}
+		}
+		require.Positive(t, n)
+		return sum / sim.Time(n)
+	}
+	whole, streamed := meanExport("store-and-forward"), meanExport("stream")
+	t.Logf("mean export: store-and-forward %v, streamed %v", whole, streamed)
+	assert.Less(t, streamed, whole*3/4)
+}
+
+// TestCardPullsOnlyASynchronousSave: a streamed export is the card's pull,
+// which the host does not set up; with store.save: async the next turn
+// goes once the KV is off the accelerator, so the host has it pushed into
+// the card's HBM first, as store-and-forward does.
+func TestCardPullsOnlyASynchronousSave(t *testing.T) {
+	setups := func(sets ...string) float64 {
+		s := simulate(t, append([]string{"system.design=fpga", "workload.sessions=20"}, sets...)...).Summary()
+		return s.Host.CPUCoreSBy["dma_setup"]
+	}
+	assert.Zero(t, setups("fpga.forward=stream"), "the card pulls its streamed exports")
+	assert.Positive(t, setups("fpga.forward=store-and-forward"), "the host pushes each export")
+	assert.Positive(t, setups("fpga.forward=stream", "store.save=async"), "an asynchronous save is pushed into the card's HBM")
 }

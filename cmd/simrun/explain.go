@@ -103,6 +103,7 @@ var stepText = map[string]string{
 	"export/bucket-read":   "FPGA reads the bucket of the new hash: %B (claim 8)",
 	"export/chain-walk":    "FPGA walks the chain to the previous version's link: %B of links read (claim 8)",
 	"export/fifo-allocate": "FPGA takes free region addresses from FIFO 1 / FIFO 2 (claim 10)",
+	"export/stream-out":    "FPGA streams the cache from device memory (claim 7) through the exchange memory to the SSD in the claim-9 layout, writing each piece as the next crosses the peer link: %B (claim 9)",
 	"export/storage-write": "FPGA writes the cache to the SSD in the claim-9 layout (token ids, K per layer in token order, V per layer column by column): %B (claim 9)",
 	"export/chain-insert":  "FPGA inserts the new chain link, linking prev and next pointers: %B (claim 8)",
 	"export/fifo-free":     "FPGA frees the superseded version's regions into FIFO 2: %B of addresses (claims 8, 10)",

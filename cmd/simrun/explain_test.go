@@ -20,6 +20,7 @@ func TestExplainDefaultSession(t *testing.T) {
 	assert.Contains(t, stdout, "(claim 9)")
 	assert.Contains(t, stdout, "booked as the turn's import, not query time")
 	assert.Contains(t, stdout, "turn 1: query decided by the FPGA (token DMA, hashing, table walk): hit true, chain links visited 1, blocks matched 0 [took 4.905 us]")
+	assert.Contains(t, stdout, "FPGA streams the cache from device memory (claim 7)", "fpga.forward: stream streams the export too")
 }
 
 // TestExplainCPUDesign: the cpu design's host looks the session up and

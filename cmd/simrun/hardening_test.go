@@ -167,6 +167,8 @@ func TestBadInputExitsTwoNamingTheCulprit(t *testing.T) {
 		{"calibrate --device unknown", []string{"calibrate", "--measured", measuredProfile, "--device", "nope"}, []string{`--device nope: unknown accelerator "nope"`}, ""},
 		{"calibrate --engine unknown", []string{"calibrate", "--measured", measuredProfile, "--engine", "nope"}, []string{`--engine nope: "nope" is not allowed`}, ""},
 		{"regress --dir missing", []string{"regress", "--dir", out("none")}, []string{"--dir " + out("none") + ": not a folder of micro-scenarios"}, ""},
+		{"run unknown fpga.forward", []string{"run", "-o", out("e3"), "--set", "fpga.forward=cut-through"},
+			[]string{`key fpga.forward: "cut-through" is not allowed (allowed: stream, store-and-forward)`}, out("e3")},
 		{"run --seed empty", []string{"run", "-o", out("e1"), "--seed", ""}, []string{`--seed "": want a whole number from 0 to 18446744073709551615`}, out("e1")},
 		{"study given a design", []string{"-o", out("e2"), "--set", "system.design=recompute"},
 			[]string{"simrun: --set system.design=recompute: key system.design: recompute: the default study runs every design"}, out("e2")},

@@ -207,7 +207,7 @@ func levelPanels(sc string, fpgaRun pointResult) ([]*reports.Chart, error) {
 var timelineLanes = []string{"cpu", "fpga", "storage", "accelerator"}
 
 // storageStages are the FPGA engine's stages that wait on the storage.
-var storageStages = []string{"import", "storage-write"}
+var storageStages = []string{"import", "storage-write", "stream-out"}
 
 // timelinePanels draws the first session (by id) with three turns of
 // which one went through a query: up to three turns, each zoomed on the
@@ -270,7 +270,7 @@ func sessionTurns(spans []sim.Span, session int64) (map[string][]sim.Span, []str
 // stageColours keeps a stage's colour the same in every panel.
 var stageColours = map[string]int{"decide": 0, "queue": 3, "prefill": 4, "decode": 5, "query": 1, "import": 2, "export": 6,
 	"dma-tokens": 7, "hash": 8, "bucket-read": 9, "chain-walk": 10, "signal-cpu": 11, "exchange-read": 12,
-	"fifo-allocate": 13, "storage-write": 2, "chain-insert": 14, "fifo-free": 15}
+	"fifo-allocate": 13, "storage-write": 2, "stream-out": 2, "chain-insert": 14, "fifo-free": 15}
 
 // interval places a span on its lane, from origin, labelled with its
 // length (and the FPGA cycles it took, when it is an FPGA stage).

@@ -63,7 +63,7 @@ func (st *fpgaStore) Offload(t Ticket, x Export) {
 func (st *fpgaStore) Save(t Ticket, x Export) int {
 	o := x.Object
 	st.h.Node(x.Node).FPGA.Export(fpga.ExportRequest{Session: x.Session, Key: o.Key, Prev: o.Prev, Blocks: o.Blocks,
-		HeldBlocks: o.Held, From: o.From, TokenBytes: 4 * x.HistoryTokens, Reply: fpga.Reply{To: (*exportReplies)(st), Arg: int64(t)}})
+		HeldBlocks: o.Held, From: o.From, TokenBytes: 4 * x.HistoryTokens, KVBytes: x.Bytes, Reply: fpga.Reply{To: (*exportReplies)(st), Arg: int64(t)}})
 	return 1
 }
 
