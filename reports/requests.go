@@ -25,7 +25,21 @@ type RequestRow struct {
 	// memory, or its context window with workload.context_policy reject);
 	// its times are zero and not latencies.
 	Rejected bool
+	// Preempted is the request's preemptions, in a run of the incremental
+	// engine (its columns are written only then: a reserve run's file is
+	// as it was before the engine had them).
+	Preempted *Preempted
 }
+
+// Preempted is a request's preemptions: how many times, the KV tokens it
+// recomputed and the bytes it moved out of the device (swapped or stored,
+// and as many back).
+type Preempted struct {
+	Times, RecomputedTokens, MovedBytes int64
+}
+
+// PreemptedColumns are the columns a run of the incremental engine adds.
+var PreemptedColumns = []string{"preemptions", "preempted_tokens_recomputed", "preempted_bytes_moved"}
 
 // RequestColumns are the CSV header.
 var RequestColumns = []string{"id", "session", "turn", "node", "decision", "hit", "arrival_ms",
@@ -35,7 +49,12 @@ var RequestColumns = []string{"id", "session", "turn", "node", "decision", "hit"
 // WriteRequestsCSV writes the rows with a header.
 func WriteRequestsCSV(w io.Writer, rows []RequestRow) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(RequestColumns); err != nil {
+	preempted := len(rows) > 0 && rows[0].Preempted != nil
+	header := RequestColumns
+	if preempted {
+		header = append(append([]string(nil), RequestColumns...), PreemptedColumns...)
+	}
+	if err := cw.Write(header); err != nil {
 		return err
 	}
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 6, 64) }
@@ -45,6 +64,9 @@ func WriteRequestsCSV(w io.Writer, rows []RequestRow) error {
 			i(r.PromptTokens), i(r.ReusedTokens), i(r.ResidentTokens), i(r.ComputedTokens), i(r.Output),
 			f(r.QueueMs), f(r.QueryMs), f(r.ImportMs), f(r.PrefillMs), f(r.DecodeMs), f(r.ExportMs), f(r.TTFTms), f(r.TPOTms), f(r.E2Ems), f(r.KVWaitMs), i(r.TruncatedTokens),
 			strconv.FormatBool(r.Rejected)}
+		if preempted {
+			rec = append(rec, i(r.Preempted.Times), i(r.Preempted.RecomputedTokens), i(r.Preempted.MovedBytes))
+		}
 		if err := cw.Write(rec); err != nil {
 			return err
 		}
