@@ -36,8 +36,10 @@ func (a KVAlloc) String() string { return KVAllocs.Name(a) }
 type Preemption int
 
 const (
-	// PreemptRecompute drops its blocks; it prefills all its tokens again
-	// when it resumes (vLLM v1's only mode).
+	// PreemptRecompute frees its blocks but leaves its KV in them until
+	// they are taken (vLLM v1's only mode, whose prefix cache keeps a freed
+	// block's contents until the block is reused); what was taken it
+	// prefills again when it resumes.
 	PreemptRecompute Preemption = iota
 	// PreemptSwap copies its blocks to host memory over the accelerator's
 	// link and back when it resumes (vLLM v0's swap mode).
@@ -160,15 +162,58 @@ func (p pager) tooLarge(n *nodeState, slot int) bool {
 	return true
 }
 
-// makeRoom evicts idle sessions, least recently used first, until session
-// id's tokens fit; false if they do not.
+// makeRoom evicts idle sessions, least recently used first, then the KV
+// that preempted requests left cached, the longest preempted first, until
+// session id's tokens fit; false if they do not.
 func (p pager) makeRoom(n *nodeState, id, tokens int64) bool {
 	for n.KV.Extra(id, tokens) > n.KV.Free() {
-		if !p.s.evictIdle(n) {
+		if !p.s.evictIdle(n) && !p.dropCached(n, id) {
 			return false
 		}
 	}
 	return true
+}
+
+// dropCached frees the blocks of the request preempted longest ago whose
+// KV is still cached in them (not session id's): it will prefill all of
+// it again. False if there is none.
+func (p pager) dropCached(n *nodeState, id int64) bool {
+	for i, slot := range n.cached {
+		r := p.s.reqs.At(slot)
+		if r.sess.id == id {
+			continue
+		}
+		n.cached = append(n.cached[:i], n.cached[i+1:]...)
+		n.KV.Release(r.sess.id)
+		p.recompute(r)
+		return true
+	}
+	return false
+}
+
+// recompute drops a preempted request's KV: when let in again it
+// prefills its prompt and the outputs so far (the KV it had, and the last
+// token sampled, whose KV a decode step would have computed).
+func (p pager) recompute(r *request) {
+	s := p.s
+	s.counts.PreemptedTokensRecomputed += r.context
+	r.rec.RecomputedTokens += r.context
+	if r.prefillLeft == 0 {
+		r.prefillLeft = 1
+	}
+	r.prefillLeft += r.context
+	r.context, r.blockTokens = 0, 0
+}
+
+// uncache takes a request let in again off the cached list: it keeps its
+// KV.
+func (n *nodeState) uncache(slot int) {
+	for i, c := range n.cached {
+		if c == slot {
+			n.cached = append(n.cached[:i], n.cached[i+1:]...)
+			return
+		}
+	}
 }
 
 // reserve grows the request's session to hold tokens (makeRoom has made
@@ -205,54 +250,62 @@ func (p pager) start(n *nodeState, slot int) {
 	}
 }
 
+// MeanBatch is the sequences an iteration ran on average (0 before any).
+func (c Counts) MeanBatch() float64 {
+	if c.Iterations == 0 {
+		return 0
+	}
+	return float64(c.IterationSequences) / float64(c.Iterations)
+}
+
 // peakRunning keeps the most requests the node has run at once.
 func (n *nodeState) peakRunning(c *Counts) {
 	c.PeakRunning = max(c.PeakRunning, int64(len(n.running)))
 }
 
-// firstTokens is the most tokens a request with left prompt tokens to
-// compute runs in its next iteration: a decode's one, or a prefill chunk
-// of the whole budget.
-func (p pager) firstTokens(left int64) int64 {
-	if left == 0 {
-		return 1
-	}
-	return min(left, p.s.cfg.TokenBudget)
-}
-
 // admitIncremental lets in the preempted requests, then the waiting ones,
-// in order, while the batch has room and device KV memory has blocks for
-// each one's KV at hand and its first iteration (evicting idle sessions,
-// never preempting), and returns how many it let in.
+// in order, into the token budget the running requests left this step
+// (vLLM v1 admits while its step's budget lasts, each request with the
+// chunk it gets), while the batch has room and device KV memory has
+// blocks for each one's KV at hand and its chunk (evicting idle sessions
+// and cached KV, never preempting); it returns how many it let in.
 func (p pager) admitIncremental(n *nodeState) int {
 	s := p.s
+	budget := s.cfg.TokenBudget - n.it.Tokens()
 	in := 0
-	for n.resumable.Len() > 0 && len(n.running) < s.cfg.MaxBatch {
-		slot := n.resumable.Peek()
-		r := s.reqs.At(slot)
-		need := r.context + p.firstTokens(r.prefillLeft)
-		if !p.makeRoom(n, r.sess.id, need) {
-			return in
-		}
-		p.reserve(n, r, need)
-		n.resumable.Pop()
-		p.resume(n, slot)
-		in++
-	}
-	for n.resumable.Len() == 0 && n.waiting.Len() > 0 && len(n.running) < s.cfg.MaxBatch {
-		slot := n.waiting.Peek()
-		if p.tooLarge(n, slot) {
+	for budget > 0 && len(n.running) < s.cfg.MaxBatch && (n.resumable.Len() > 0 || n.waiting.Len() > 0) {
+		queue, resuming := &n.waiting, n.resumable.Len() > 0
+		if resuming {
+			queue = &n.resumable
+		} else if p.tooLarge(n, queue.Peek()) {
 			continue
 		}
+		slot := queue.Peek()
 		r := s.reqs.At(slot)
-		computeLastToken(&r.rec)
-		need := p.admissionTokens(r)
-		if !p.makeRoom(n, r.sess.id, need) {
-			return in
+		context, left := r.context, r.prefillLeft
+		if !resuming {
+			computeLastToken(&r.rec)
+			context = r.rec.ReusedTokens + r.rec.ResidentTokens
+			left = r.rec.PromptTokens - context
 		}
-		p.reserve(n, r, need)
-		n.waiting.Pop()
-		p.start(n, slot)
+		step := int64(1) // a decode's token, or one to hold while its KV comes back
+		if left > 0 && !r.away {
+			step = s.cfg.Engine.chunk(left, budget)
+		}
+		if step == 0 || !p.makeRoom(n, r.sess.id, context+step) {
+			return in // a whole prefill waits for a budget with room, as the rest behind it
+		}
+		p.reserve(n, r, context+step)
+		queue.Pop()
+		if resuming {
+			n.uncache(slot)
+			p.resume(n, slot)
+		} else {
+			p.start(n, slot)
+		}
+		if !r.away && !r.moving {
+			budget -= step
+		}
 		in++
 	}
 	return in
@@ -322,34 +375,32 @@ func (p pager) preempt(n *nodeState, i int) {
 			s.eng.Now(), n.index, r.sess.id))
 		return
 	}
-	n.KV.Release(r.sess.id)
-	r.blockTokens = 0
 	r.rec.Preemptions++
 	s.counts.Preemptions++
 	r.preemptedAt = s.eng.Now()
 	bytes := r.context * s.cfg.KVBytesPerToken
 	switch mode := p.mode(); mode {
 	case PreemptRecompute:
-		s.counts.PreemptedTokensRecomputed += r.context
-		r.rec.RecomputedTokens += r.context
-		if r.prefillLeft == 0 {
-			r.prefillLeft = 1 // the last token sampled, whose KV a decode step would have computed
-		}
-		r.prefillLeft += r.context
 		s.span(n.index, PartAccel, TaskPreempt, mode.String(), r.sess.id, r.rec.Turn, r.preemptedAt, 0, "tokens", strconv.FormatInt(r.context, 10))
-		r.context = 0
+		n.cached = append(n.cached, slot)
 		n.resumable.Push(slot)
 	case PreemptSwap:
 		s.counts.PreemptedBytesSwapped += bytes
-		r.rec.PreemptedBytes += bytes
-		r.moving = true
+		p.moveOut(n, r, bytes)
 		host{s}.Move(ticket(opPreemptedOut, slot), p.swapOut(n), bytes)
 	case PreemptStore:
 		s.counts.PreemptedBytesStored += bytes
-		r.rec.PreemptedBytes += bytes
-		r.moving = true
+		p.moveOut(n, r, bytes)
 		s.store.Offload(ticket(opPreemptedOut, slot), store.Export{Session: r.sess.id, Node: n.index, Bytes: bytes})
 	}
+}
+
+// moveOut frees a swapped or stored request's blocks as its KV leaves.
+func (p pager) moveOut(n *nodeState, r *request, bytes int64) {
+	n.KV.Release(r.sess.id)
+	r.blockTokens = 0
+	r.rec.PreemptedBytes += bytes
+	r.moving, r.away = true, true
 }
 
 // swapOut is the way of swapped KV to host memory: the accelerator's link,
@@ -395,10 +446,10 @@ func (p pager) resume(n *nodeState, slot int) {
 	r := s.reqs.At(slot)
 	n.running = append(n.running, slot)
 	n.peakRunning(&s.counts)
-	if r.context == 0 {
-		return // recomputed
+	if !r.away {
+		return // its KV stayed, or is recomputed
 	}
-	r.moving, r.preemptedAt = true, s.eng.Now()
+	r.moving, r.away, r.preemptedAt = true, false, s.eng.Now()
 	host{s}.Move(ticket(opPreemptedIn, slot), p.backIn(n), r.context*s.cfg.KVBytesPerToken)
 }
 
@@ -427,12 +478,12 @@ func (p pager) later(r *request, op int32, slot int) bool {
 }
 
 // admissionTokens are the tokens a waiting request needs blocks for to be
-// let in: its whole prompt and output (reserve), or its KV at hand and its
-// first iteration's (incremental).
+// let in: its whole prompt and output (reserve), or its KV at hand and a
+// first chunk of at most the whole budget (incremental).
 func (p pager) admissionTokens(r *request) int64 {
 	if p.s.cfg.Engine.KVAlloc == AllocReserve {
 		return r.rec.PromptTokens + r.rec.OutputTokens
 	}
 	context := r.rec.ReusedTokens + r.rec.ResidentTokens
-	return context + p.firstTokens(r.rec.PromptTokens-context)
+	return context + max(1, min(r.rec.PromptTokens-context, p.s.cfg.TokenBudget))
 }

@@ -98,10 +98,11 @@ type Counts struct {
 	// free KV block (accelerator.kv_alloc: incremental); the KV they had
 	// was recomputed (tokens), swapped to host memory or stored (bytes,
 	// each moved out and back). PeakRunning is the most requests a node
-	// ran at once.
+	// ran at once; Iterations ran IterationSequences sequences in all.
 	Preemptions, PreemptedTokensRecomputed      int64
 	PreemptedBytesSwapped, PreemptedBytesStored int64
 	PeakRunning                                 int64
+	Iterations, IterationSequences              int64
 	// Truncated requests lost their oldest tokens to the context window
 	// (those refused for it are System.Rejected().For(RejectContextWindow)).
 	Truncated int64

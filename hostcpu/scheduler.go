@@ -16,6 +16,9 @@ type nodeState struct {
 	// resumable are the preempted requests whose KV has been dropped or
 	// has left the device, let in again before any waiting one
 	resumable sim.FIFO[int]
+	// cached are the preempted requests (recompute) whose blocks still
+	// hold their KV, the longest preempted first: the next to be taken
+	cached    []int
 	running   []int
 	members   []member        // the running iteration's work, per request
 	it        accel.Iteration // the slices build reuses
@@ -59,6 +62,8 @@ func (s *System) kick(n *nodeState) {
 		return
 	}
 	n.iterating = true
+	s.counts.Iterations++
+	s.counts.IterationSequences += int64(len(n.members))
 	n.iterCost = n.Exec.Run(n.it, sim.Event{Handler: s, Op: opIteration, Arg: int64(n.index)}).Total
 	n.iterEnd = s.eng.Now() + n.iterCost
 }

@@ -130,6 +130,8 @@ type progress struct {
 	blockTokens int64
 	moving      bool
 	preemptedAt sim.Time
+	// away: its KV was swapped or stored, not on the device
+	away bool
 }
 
 // lookup is a request's store lookup and import (store.go).

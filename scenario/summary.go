@@ -104,7 +104,7 @@ func (res *Result) Summary() reports.Summary {
 	if e := r.l.resolved.host.Engine; e.KVAlloc == hostcpu.AllocIncremental {
 		s.Engine = &reports.EngineSummary{KVAlloc: e.KVAlloc.String(), Preemption: e.Preemption.String(), Preemptions: c.Preemptions,
 			PreemptedTokensRecomputed: c.PreemptedTokensRecomputed, PreemptedBytesSwapped: c.PreemptedBytesSwapped,
-			PreemptedBytesStored: c.PreemptedBytesStored, PeakRunning: c.PeakRunning}
+			PreemptedBytesStored: c.PreemptedBytesStored, PeakRunning: c.PeakRunning, MeanBatch: c.MeanBatch()}
 	}
 	r.fillComponents(&s, now)
 	r.hostFigures(&s, now, output)

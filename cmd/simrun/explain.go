@@ -95,7 +95,7 @@ var stepText = map[string]string{
 	"queue":                "the request waits for room in the accelerator's batch",
 	"prefill":              "the accelerator prefills the tokens it lacks; the first token is out at the end",
 	"decode":               "the accelerator decodes the rest of the answer",
-	"preempt/recompute":    "a step found no free KV block: the request, the most recently admitted, is preempted and its %A(tokens) tokens of KV dropped, to be prefilled again",
+	"preempt/recompute":    "a step found no free KV block: the request, the most recently admitted, is preempted; its %A(tokens) tokens of KV stay in its freed blocks until they are taken, then it prefills them again",
 	"preempt/swap":         "a step found no free KV block: the request, the most recently admitted, is preempted and its %A(tokens) tokens of KV swapped to host memory over the accelerator's link: %B",
 	"preempt/store":        "a step found no free KV block: the request, the most recently admitted, is preempted and its %A(tokens) tokens of KV handed to the store by its export path: %B",
 	"resume/swap":          "let in again, the request's KV comes back from host memory over the accelerator's link: %B",
