@@ -38,7 +38,8 @@ type Preempted struct {
 	Times, RecomputedTokens, MovedBytes int64
 }
 
-// PreemptedColumns are the columns a run of the incremental engine adds.
+// PreemptedColumns are the columns a run of the incremental engine adds,
+// before rejected.
 var PreemptedColumns = []string{"preemptions", "preempted_tokens_recomputed", "preempted_bytes_moved"}
 
 // RequestColumns are the CSV header.
@@ -51,8 +52,9 @@ func WriteRequestsCSV(w io.Writer, rows []RequestRow) error {
 	cw := csv.NewWriter(w)
 	preempted := len(rows) > 0 && rows[0].Preempted != nil
 	header := RequestColumns
-	if preempted {
-		header = append(append([]string(nil), RequestColumns...), PreemptedColumns...)
+	if preempted { // before rejected, which stays the last column
+		last := len(RequestColumns) - 1
+		header = append(append(append([]string(nil), RequestColumns[:last]...), PreemptedColumns...), RequestColumns[last])
 	}
 	if err := cw.Write(header); err != nil {
 		return err
@@ -62,11 +64,11 @@ func WriteRequestsCSV(w io.Writer, rows []RequestRow) error {
 	for _, r := range rows {
 		rec := []string{i(r.ID), i(r.Session), i(int64(r.Turn)), i(int64(r.Node)), r.Decision, strconv.FormatBool(r.Hit), f(r.ArrivalMs),
 			i(r.PromptTokens), i(r.ReusedTokens), i(r.ResidentTokens), i(r.ComputedTokens), i(r.Output),
-			f(r.QueueMs), f(r.QueryMs), f(r.ImportMs), f(r.PrefillMs), f(r.DecodeMs), f(r.ExportMs), f(r.TTFTms), f(r.TPOTms), f(r.E2Ems), f(r.KVWaitMs), i(r.TruncatedTokens),
-			strconv.FormatBool(r.Rejected)}
+			f(r.QueueMs), f(r.QueryMs), f(r.ImportMs), f(r.PrefillMs), f(r.DecodeMs), f(r.ExportMs), f(r.TTFTms), f(r.TPOTms), f(r.E2Ems), f(r.KVWaitMs), i(r.TruncatedTokens)}
 		if preempted {
 			rec = append(rec, i(r.Preempted.Times), i(r.Preempted.RecomputedTokens), i(r.Preempted.MovedBytes))
 		}
+		rec = append(rec, strconv.FormatBool(r.Rejected))
 		if err := cw.Write(rec); err != nil {
 			return err
 		}
