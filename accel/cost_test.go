@@ -286,3 +286,17 @@ func TestACostPastMaxTimeStopsThere(t *testing.T) {
 	assert.Equal(t, sim.MaxTime, c.Compute)
 	assert.Equal(t, sim.MaxTime, c.Total)
 }
+
+// INV-40's check: held blocks add up to those not free, and at the end
+// only retained sequences hold any.
+func TestKVMemoryAudit(t *testing.T) {
+	m, err := NewKVMemory(10*16*100, 100, 16)
+	require.NoError(t, err)
+	require.NoError(t, m.Reserve(1, 20))
+	require.NoError(t, m.Reserve(2, 40))
+	all := func(int64) bool { return true }
+	require.NoError(t, m.Audit(all))
+	assert.ErrorContains(t, m.Audit(func(seq int64) bool { return seq == 1 }), "sequence 2 holds 3 blocks and is not retained")
+	m.free++ // a block freed twice
+	assert.ErrorContains(t, m.Audit(all), "5 blocks held, 6 free of 10")
+}

@@ -67,3 +67,21 @@ func (m *KVMemory) Occupancy() float64 { return float64(m.total-m.free) / float6
 
 // BlockTokens returns the tokens per block.
 func (m *KVMemory) BlockTokens() int64 { return m.blockTokens }
+
+// Audit checks the blocks' accounts: the free blocks are within [0,
+// total] and the blocks held add up to those not free; and, at the end of
+// a run, that every sequence still holding blocks is retained (kept by
+// retained), none left to a request that has ended.
+func (m *KVMemory) Audit(retained func(seq int64) bool) error {
+	var held int64
+	for seq, n := range m.held {
+		held += n
+		if n < 1 || !retained(seq) {
+			return fmt.Errorf("kv memory: sequence %d holds %d blocks and is not retained", seq, n)
+		}
+	}
+	if m.free < 0 || m.free > m.total || held != m.total-m.free {
+		return fmt.Errorf("kv memory: %d blocks held, %d free of %d", held, m.free, m.total)
+	}
+	return nil
+}

@@ -71,6 +71,9 @@ type Config struct {
 	// MaxBatch and TokenBudget bound each iteration (also the executor's).
 	MaxBatch    int
 	TokenBudget int64
+	// Engine is how the scheduler allocates device KV memory, preempts
+	// and chunks prefills (engine.go).
+	Engine Engine
 	// KVBytesPerToken is the model's KV cache per token.
 	KVBytesPerToken int64
 	// DropAfterTurn releases a session's device KV at the end of each turn
@@ -115,6 +118,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("workload.max_concurrency = %d: must not be negative", c.MaxConcurrency)
 	case c.MaxBatch < 1 || c.TokenBudget < 1:
 		return fmt.Errorf("accelerator.max_batch = %d and token_budget = %d: must be at least 1", c.MaxBatch, c.TokenBudget)
+	case c.Engine.PrefillChunkTokens < 0:
+		return fmt.Errorf("accelerator.prefill_chunk_tokens = %d: must not be negative", c.Engine.PrefillChunkTokens)
 	case c.Scheme == kvstore.SchemeBlock && c.BlockTokens < 1:
 		return fmt.Errorf("fpga.block_tokens = %d: must be positive", c.BlockTokens)
 	case c.TruncateFillPermille < 1 || c.TruncateFillPermille > 1000:

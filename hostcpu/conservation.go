@@ -69,6 +69,11 @@ func (s *System) Conservation() (Conservation, error) {
 	if s.closed != nil && s.closed.inFlight != 0 {
 		faults = append(faults, fmt.Sprintf("%d closed-loop slots still held when every request has ended", s.closed.inFlight))
 	}
+	for _, n := range s.nodes {
+		if err := n.KV.Audit(func(seq int64) bool { return n.residents[seq] != nil }); err != nil {
+			faults = append(faults, fmt.Sprintf("node %d: %v", n.index, err)) // INV-40
+		}
+	}
 	faults = append(append(faults, s.counts.exportFaults()...), s.leftovers()...)
 	if len(faults) > 0 {
 		return c, fmt.Errorf("hostcpu: at %v: counts not conserved: %s", s.eng.Now(), strings.Join(faults, "; "))
@@ -88,7 +93,7 @@ func (s *System) stalled() error {
 			continue
 		}
 		r := s.reqs.At(n.waiting.Peek())
-		tokens := r.rec.PromptTokens + r.rec.OutputTokens
+		tokens := s.pages.admissionTokens(r)
 		remedy := "give the accelerator more KV memory (accelerator.kv_capacity) or run fewer sessions at once (workload.max_concurrency)"
 		if s.preloads.on {
 			remedy = "give the accelerator more KV memory (accelerator.kv_capacity), a smaller pre-load buffer (store.preload_buffer, set aside from it) or run fewer sessions at once (workload.max_concurrency)"

@@ -59,7 +59,13 @@ type Record struct {
 	TTFT, TPOT, E2E sim.Time
 	ImportBytes     int64
 	ExportBytes     int64
-	Done            bool
+	// Preemptions counts the times the request was preempted; it
+	// recomputed RecomputedTokens of KV it had computed, or moved
+	// PreemptedBytes out of the device (and as many back).
+	Preemptions      int64
+	RecomputedTokens int64
+	PreemptedBytes   int64
+	Done             bool
 }
 
 // Counts are a run's totals beyond the per-request records.
@@ -88,6 +94,15 @@ type Counts struct {
 	// asynchronous exports' buffer; ExportsDropped found it full and were
 	// not stored.
 	ExportsStarted, ExportsBlocked, ExportsDropped int64
+	// Preemptions are running requests taken off the batch for want of a
+	// free KV block (accelerator.kv_alloc: incremental); the KV they had
+	// was recomputed (tokens), swapped to host memory or stored (bytes,
+	// each moved out and back). PeakRunning is the most requests a node
+	// ran at once; Iterations ran IterationSequences sequences in all.
+	Preemptions, PreemptedTokensRecomputed      int64
+	PreemptedBytesSwapped, PreemptedBytesStored int64
+	PeakRunning                                 int64
+	Iterations, IterationSequences              int64
 	// Truncated requests lost their oldest tokens to the context window
 	// (those refused for it are System.Rejected().For(RejectContextWindow)).
 	Truncated int64

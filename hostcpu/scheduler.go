@@ -10,14 +10,22 @@ import (
 // running batch, and the sessions whose KV the accelerator holds.
 type nodeState struct {
 	Node
-	index     int
-	cpu       *sim.Server
-	waiting   sim.FIFO[int]
+	index   int
+	cpu     *sim.Server
+	waiting sim.FIFO[int]
+	// resumable are the preempted requests whose KV has been dropped or
+	// has left the device, let in again before any waiting one
+	resumable sim.FIFO[int]
+	// cached are the preempted requests (recompute) whose blocks still
+	// hold their KV, the longest preempted first: the next to be taken
+	cached    []int
 	running   []int
 	members   []member        // the running iteration's work, per request
 	it        accel.Iteration // the slices build reuses
 	iterating bool
-	residents map[int64]*session
+	// scheduling: the pager is forming the next iteration
+	scheduling bool
+	residents  map[int64]*session
 	// iterCost and iterEnd are the running iteration's compute and when
 	// the accelerator ends it; loadWait: it ended, held for a layer-wise
 	// load still moving
@@ -49,57 +57,15 @@ func (s *System) kick(n *nodeState) {
 	if n.iterating {
 		return
 	}
-	s.admit(n)
-	it := s.build(n)
+	s.pages.schedule(n)
 	if len(n.members) == 0 {
 		return
 	}
 	n.iterating = true
-	n.iterCost = n.Exec.Run(it, sim.Event{Handler: s, Op: opIteration, Arg: int64(n.index)}).Total
+	s.counts.Iterations++
+	s.counts.IterationSequences += int64(len(n.members))
+	n.iterCost = n.Exec.Run(n.it, sim.Event{Handler: s, Op: opIteration, Arg: int64(n.index)}).Total
 	n.iterEnd = s.eng.Now() + n.iterCost
-}
-
-// admit moves waiting requests into the batch, first come first served,
-// while the batch has room and device KV memory has blocks for the whole
-// request (prompt and output), evicting idle sessions to make room.
-func (s *System) admit(n *nodeState) {
-	for n.waiting.Len() > 0 && len(n.running) < s.cfg.MaxBatch {
-		slot := n.waiting.Peek()
-		r := s.reqs.At(slot)
-		tokens := r.rec.PromptTokens + r.rec.OutputTokens
-		if n.KV.BlocksFor(tokens) > n.KV.Total() {
-			n.waiting.Pop()
-			s.reject(slot, RejectKVMemory)
-			continue
-		}
-		for n.KV.Extra(r.sess.id, tokens) > n.KV.Free() {
-			if !s.evictIdle(n) {
-				return // wait for running requests to finish
-			}
-		}
-		if err := n.KV.Reserve(r.sess.id, tokens); err != nil {
-			panic(err) // Extra <= Free was just established
-		}
-		n.waiting.Pop()
-		s.keep(r, -1)
-		delete(n.residents, r.sess.id) // running, not evictable
-		now := s.eng.Now()
-		r.rec.Queue += now - r.stageStart
-		s.span(n.index, PartAccel, TaskQueue, "", r.sess.id, r.rec.Turn, r.stageStart, 0)
-		r.admitted = now
-		computeLastToken(&r.rec)
-		r.context = r.rec.ReusedTokens + r.rec.ResidentTokens
-		r.prefillLeft = r.rec.PromptTokens - r.context
-		r.rec.ComputedTokens = r.prefillLeft
-		r.outputLeft = r.rec.OutputTokens
-		n.running = append(n.running, slot)
-		if r.load == loadAwaiting {
-			s.loads.startLoad(slot)
-		}
-		if s.fn != nil {
-			s.fn.startGeneration(r)
-		}
-	}
 }
 
 // computeLastToken leaves the last prompt token to be computed when the
@@ -127,8 +93,8 @@ const (
 	// window and workload.context_policy is reject (or no prompt token
 	// would be left after a truncation).
 	RejectContextWindow RejectReason = iota
-	// RejectKVMemory: its prompt and output, reserved whole at admission,
-	// need more blocks than the device's KV memory holds.
+	// RejectKVMemory: its prompt and output need more blocks than the
+	// device's KV memory holds: it could not run even alone.
 	RejectKVMemory
 )
 
@@ -201,7 +167,7 @@ func (s *System) build(n *nodeState) accel.Iteration {
 	n.members = n.members[:0]
 	for _, slot := range n.running {
 		r := s.reqs.At(slot)
-		if r.prefillLeft == 0 && r.outputLeft > 0 && len(n.members) < s.cfg.MaxBatch {
+		if r.prefillLeft == 0 && r.outputLeft > 0 && len(n.members) < s.cfg.MaxBatch && !r.moving {
 			it.Decodes = append(it.Decodes, r.context)
 			n.members = append(n.members, member{slot: slot})
 		}
@@ -209,10 +175,13 @@ func (s *System) build(n *nodeState) accel.Iteration {
 	budget := s.cfg.TokenBudget - int64(len(it.Decodes))
 	for _, slot := range n.running {
 		r := s.reqs.At(slot)
-		if r.prefillLeft == 0 || budget == 0 || len(n.members) == s.cfg.MaxBatch || s.loads.sitsOut(r) {
+		if r.prefillLeft == 0 || budget == 0 || len(n.members) == s.cfg.MaxBatch || s.loads.sitsOut(r) || r.moving {
 			continue
 		}
-		chunk := min(r.prefillLeft, budget)
+		chunk := s.cfg.Engine.chunk(r.prefillLeft, budget)
+		if chunk == 0 {
+			continue // a whole prefill waits for a budget with room for it
+		}
 		budget -= chunk
 		it.Prefills = append(it.Prefills, accel.Chunk{New: chunk, Cached: r.context, Last: chunk == r.prefillLeft})
 		n.members = append(n.members, member{slot: slot, chunk: chunk})
@@ -240,10 +209,12 @@ func (s *System) iterationDone(n *nodeState) {
 			if r.prefillLeft > 0 {
 				continue
 			}
-			r.firstToken = now // the last chunk's logits give the first token
-			s.span(n.index, PartAccel, TaskPrefill, "", r.sess.id, r.rec.Turn, r.admitted, 0)
-			r.rec.Prefill = now - r.admitted
-			r.rec.TTFT = now - r.rec.Arrival
+			if r.rec.TTFT == 0 { // not a preempted request's prefill again
+				r.firstToken = now // the last chunk's logits give the first token
+				s.span(n.index, PartAccel, TaskPrefill, "", r.sess.id, r.rec.Turn, r.admitted, 0)
+				r.rec.Prefill = now - r.admitted
+				r.rec.TTFT = now - r.rec.Arrival
+			}
 		} else {
 			r.context++
 		}

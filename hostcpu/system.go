@@ -123,6 +123,15 @@ type progress struct {
 	context     int64
 	admitted    sim.Time
 	firstToken  sim.Time
+	// blockTokens is how many tokens the session's blocks hold at least
+	// (incremental allocation grows them when a step needs more); moving:
+	// a preempted request's KV is on its way out or back in, since
+	// preemptedAt
+	blockTokens int64
+	moving      bool
+	preemptedAt sim.Time
+	// away: its KV was swapped or stored, not on the device
+	away bool
 }
 
 // lookup is a request's store lookup and import (store.go).
@@ -174,6 +183,7 @@ type System struct {
 	waiting map[kvstore.Key]int
 	// the mechanisms
 	window   truncation
+	pages    pager
 	export   exporter
 	loads    layerwise
 	fetch    prefetcher
@@ -195,6 +205,8 @@ const (
 	opPrefetched
 	opRaised
 	opPreloaded
+	opPreemptedOut
+	opPreemptedIn
 )
 
 // NewSystem builds the CPU side over the nodes' hardware. pool is the
@@ -212,6 +224,7 @@ func NewSystem(eng *sim.Engine, cfg Config, nodes []Node, pool *kvstore.Pool, w 
 	s := &System{eng: eng, cfg: cfg, pool: pool, router: router{migrate: cfg.MigrateFraction, rng: streams.Stream("hostcpu/routing")},
 		counts: Counts{Decisions: map[string]int64{}}}
 	s.keys = keysOf(cfg)
+	s.pages = pager{s}
 	s.window, s.export, s.loads, s.fetch, s.ahead, s.preloads = truncation{s}, exporter{s: s}, layerwise{s}, prefetcher{s}, lookAheads{s: s}, preloader{s: s}
 	s.moves = &mover{owner: s, chunk: cfg.Mech.ChunkBytes}
 	s.store = cfg.Design.New(host{s}, store.Params{Scheme: cfg.Scheme, CPUHashBandwidth: cfg.CPUHashBandwidth, HostAccessLatency: cfg.HostAccessLatency,
@@ -359,6 +372,10 @@ func (s *System) Handle(ev sim.Event) {
 		s.ahead.raisedPart(ev.Arg)
 	case opPreloaded:
 		s.preloads.preloadedPart(ev.Arg)
+	case opPreemptedOut:
+		s.pages.movedOut(int(ev.Arg))
+	case opPreemptedIn:
+		s.pages.movedIn(int(ev.Arg))
 	}
 }
 

@@ -33,6 +33,18 @@ func TestRequestsCSV(t *testing.T) {
 	assert.Contains(t, lines[1], ",12.500000,")
 }
 
+// A run of the incremental engine adds its preemption columns before
+// rejected, which stays last; a reserve run's file has none.
+func TestRequestsCSVPreemptionColumns(t *testing.T) {
+	var b bytes.Buffer
+	row := RequestRow{ID: 1, Rejected: true, Preempted: &Preempted{Times: 2, RecomputedTokens: 300, MovedBytes: 4096}}
+	require.NoError(t, WriteRequestsCSV(&b, []RequestRow{row}))
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	require.Len(t, lines, 2)
+	assert.True(t, strings.HasSuffix(lines[0], ",truncated_tokens,preemptions,preempted_tokens_recomputed,preempted_bytes_moved,rejected"), lines[0])
+	assert.True(t, strings.HasSuffix(lines[1], ",0,2,300,4096,true"), lines[1])
+}
+
 // The map keys come out sorted, so the same run gives the same bytes.
 func ExampleSummary_WriteJSON() {
 	s := Summary{Design: "fpga", Decisions: map[string]int64{"query": 2, "continuation": 5}}

@@ -29,7 +29,22 @@ type RequestRow struct {
 	// Tenant is the synthetic workload's tenant of the request's session
 	// ("" without tenants).
 	Tenant string
+	// Preempted is the request's preemptions, in a run of the incremental
+	// engine (its columns are written only then: a reserve run's file is
+	// as it was before the engine had them).
+	Preempted *Preempted
 }
+
+// Preempted is a request's preemptions: how many times, the KV tokens it
+// recomputed and the bytes it moved out of the device (swapped or stored,
+// and as many back).
+type Preempted struct {
+	Times, RecomputedTokens, MovedBytes int64
+}
+
+// PreemptedColumns are the columns a run of the incremental engine adds,
+// before rejected.
+var PreemptedColumns = []string{"preemptions", "preempted_tokens_recomputed", "preempted_bytes_moved"}
 
 // RequestColumns are the CSV header.
 var RequestColumns = []string{"id", "session", "turn", "node", "decision", "hit", "arrival_ms",
@@ -44,7 +59,12 @@ const TenantColumn = "tenant"
 func WriteRequestsCSV(w io.Writer, rows []RequestRow) error {
 	cw := csv.NewWriter(w)
 	tenants := slices.ContainsFunc(rows, func(r RequestRow) bool { return r.Tenant != "" })
+	preempted := len(rows) > 0 && rows[0].Preempted != nil
 	header := RequestColumns
+	if preempted { // before rejected
+		last := len(RequestColumns) - 1
+		header = append(append(append([]string(nil), RequestColumns[:last]...), PreemptedColumns...), RequestColumns[last])
+	}
 	if tenants {
 		header = append(slices.Clip(header), TenantColumn)
 	}
@@ -56,8 +76,11 @@ func WriteRequestsCSV(w io.Writer, rows []RequestRow) error {
 	for _, r := range rows {
 		rec := []string{i(r.ID), i(r.Session), i(int64(r.Turn)), i(int64(r.Node)), r.Decision, strconv.FormatBool(r.Hit), f(r.ArrivalMs),
 			i(r.PromptTokens), i(r.ReusedTokens), i(r.ResidentTokens), i(r.ComputedTokens), i(r.Output),
-			f(r.QueueMs), f(r.QueryMs), f(r.ImportMs), f(r.PrefillMs), f(r.DecodeMs), f(r.ExportMs), f(r.TTFTms), f(r.TPOTms), f(r.E2Ems), f(r.KVWaitMs), i(r.TruncatedTokens),
-			strconv.FormatBool(r.Rejected)}
+			f(r.QueueMs), f(r.QueryMs), f(r.ImportMs), f(r.PrefillMs), f(r.DecodeMs), f(r.ExportMs), f(r.TTFTms), f(r.TPOTms), f(r.E2Ems), f(r.KVWaitMs), i(r.TruncatedTokens)}
+		if preempted {
+			rec = append(rec, i(r.Preempted.Times), i(r.Preempted.RecomputedTokens), i(r.Preempted.MovedBytes))
+		}
+		rec = append(rec, strconv.FormatBool(r.Rejected))
 		if tenants {
 			rec = append(rec, r.Tenant)
 		}

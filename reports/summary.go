@@ -104,10 +104,30 @@ type Summary struct {
 	Host   HostSummary   `json:"host"`
 	Energy EnergySummary `json:"energy"`
 	Cost   CostSummary   `json:"cost"`
-
+	// Engine is the incremental engine's allocation and preemption
+	// (accelerator.kv_alloc: incremental); absent under reserve, which
+	// never preempts.
+	Engine *EngineSummary `json:"engine,omitempty"`
 	// Goodput is what the run served within its objectives; absent when
 	// the scenario sets none (slo.*).
 	Goodput *Goodput `json:"goodput,omitempty"`
+}
+
+// EngineSummary is the incremental engine's KV allocation and preemption
+// (docs/hostcpu.md, "The engine step by step"): its mode, the running
+// requests preempted for want of a free block, the KV tokens they
+// recomputed or the bytes they swapped to host memory or stored (each
+// moved out and back), the most requests a node ran at once, and the
+// sequences an iteration ran on average.
+type EngineSummary struct {
+	KVAlloc                   string  `json:"kv_alloc"`
+	Preemption                string  `json:"preemption"`
+	Preemptions               int64   `json:"preemptions"`
+	PreemptedTokensRecomputed int64   `json:"preempted_tokens_recomputed"`
+	PreemptedBytesSwapped     int64   `json:"preempted_bytes_swapped"`
+	PreemptedBytesStored      int64   `json:"preempted_bytes_stored"`
+	PeakRunning               int64   `json:"peak_running"`
+	MeanBatch                 float64 `json:"mean_batch"`
 }
 
 // HostSummary is what the store's work cost the hosts, every node

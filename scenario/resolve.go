@@ -174,6 +174,7 @@ func (l *Loaded) resolve() (*resolved, error) {
 	r.resolveHostCosts(sc, out)
 	r.resolveStorage(sc, out)
 	r.resolveFPGA(sc, out)
+	r.engineBlocks(out)
 	r.resolveWorkload(sc, out)
 	r.resolveSLO(sc, out)
 	r.resolveStore(sc, out)
@@ -270,6 +271,7 @@ func (r *resolver) resolveAccelerator(sc *Scenario, out *resolved) {
 			r.fail(r.culprit("accelerator.max_model_len", "mode"), "functional mode checks every turn against its whole history: tinylm has no window to truncate to (allowed: 0)")
 		}
 	}
+	r.engine(a, out)
 	if out.functional != nil {
 		out.host.KVBytesPerToken = int64(m.Layers) * int64(2*m.KVHeads*m.HeadDim) * 4 // float32
 	}

@@ -107,15 +107,21 @@ func TestResolvedScenarioRoundTrips(t *testing.T) {
 
 // run executes a scenario with overrides and returns its summary and CSV.
 func run(t testing.TB, sets ...string) (reports.Summary, []byte) {
+	res := executed(t, sets...)
+	var csv bytes.Buffer
+	require.NoError(t, reports.WriteRequestsCSV(&csv, res.Rows()))
+	return res.Summary(), csv.Bytes()
+}
+
+// executed loads, builds and runs a scenario of the default's with sets.
+func executed(t testing.TB, sets ...string) *Result {
 	l, err := Load("", sets)
 	require.NoError(t, err)
 	r, err := Build(l)
 	require.NoError(t, err)
 	res, err := r.Execute()
 	require.NoError(t, err)
-	var csv bytes.Buffer
-	require.NoError(t, reports.WriteRequestsCSV(&csv, res.Rows()))
-	return res.Summary(), csv.Bytes()
+	return res
 }
 
 func TestSameSeedSameBytes(t *testing.T) {

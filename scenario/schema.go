@@ -59,20 +59,27 @@ type CustomModel struct {
 
 // Accelerator is each node's accelerator.
 type Accelerator struct {
-	Device        string   `yaml:"device"`
-	DeviceFile    string   `yaml:"device_file"` // a device in YAML over a preset (simrun calibrate --fit writes one)
-	Engine        string   `yaml:"engine"`      // the serving engine around the GPU's work
-	Retain        string   `yaml:"retain"`      // on: a session's KV stays in device memory between turns; off: dropped
-	TP            int      `yaml:"tp"`
-	WeightDType   string   `yaml:"weight_dtype"`
-	KVDType       string   `yaml:"kv_dtype"`
-	ReserveGB     float64  `yaml:"reserve_gb"`
-	KVBlockTokens int      `yaml:"kv_block_tokens"`
-	KVCapacity    string   `yaml:"kv_capacity"`   // auto, or a size per node
-	MaxModelLen   int64    `yaml:"max_model_len"` // the context window requests must fit; 0: the model's
-	MaxBatch      int      `yaml:"max_batch"`
-	TokenBudget   int      `yaml:"token_budget"`
-	Decoding      Decoding `yaml:"decoding"`
+	Device        string  `yaml:"device"`
+	DeviceFile    string  `yaml:"device_file"` // a device in YAML over a preset (simrun calibrate --fit writes one)
+	Engine        string  `yaml:"engine"`      // the serving engine around the GPU's work
+	Retain        string  `yaml:"retain"`      // on: a session's KV stays in device memory between turns; off: dropped
+	TP            int     `yaml:"tp"`
+	WeightDType   string  `yaml:"weight_dtype"`
+	KVDType       string  `yaml:"kv_dtype"`
+	ReserveGB     float64 `yaml:"reserve_gb"`
+	KVBlockTokens int     `yaml:"kv_block_tokens"`
+	KVCapacity    string  `yaml:"kv_capacity"`   // auto, or a size per node
+	MaxModelLen   int64   `yaml:"max_model_len"` // the context window requests must fit; 0: the model's
+	MaxBatch      int     `yaml:"max_batch"`
+	TokenBudget   int     `yaml:"token_budget"`
+	// KVAlloc is when KV blocks are taken (reserve | incremental);
+	// Preemption what a preempted request's KV becomes (recompute | swap |
+	// store); ChunkedPrefill on or off, PrefillChunkTokens a chunk's cap.
+	KVAlloc            string   `yaml:"kv_alloc"`
+	Preemption         string   `yaml:"preemption"`
+	ChunkedPrefill     string   `yaml:"chunked_prefill"`
+	PrefillChunkTokens int64    `yaml:"prefill_chunk_tokens"`
+	Decoding           Decoding `yaml:"decoding"`
 }
 
 // Decoding is the decoding kernel charged per decode step: the fused

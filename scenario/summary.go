@@ -15,6 +15,7 @@ func ms(t sim.Time) float64 { return float64(t) / 1e9 }
 func (res *Result) Rows() []reports.RequestRow {
 	var rows []reports.RequestRow
 	tenants := res.Run.sessionTenants()
+	incremental := res.Run.l.resolved.host.Engine.KVAlloc == hostcpu.AllocIncremental
 	for _, r := range res.Run.sys.Records() {
 		rows = append(rows, reports.RequestRow{ID: r.ID, Session: r.Session, Turn: r.Turn, Node: r.Node,
 			Decision: r.Decision.String(), Hit: r.Hit, ArrivalMs: ms(r.Arrival),
@@ -23,6 +24,9 @@ func (res *Result) Rows() []reports.RequestRow {
 			QueueMs: ms(r.Queue), QueryMs: ms(r.QueryTime), ImportMs: ms(r.Import), PrefillMs: ms(r.Prefill),
 			DecodeMs: ms(r.Decode), ExportMs: ms(r.Export), TTFTms: ms(r.TTFT), TPOTms: ms(r.TPOT), E2Ems: ms(r.E2E), KVWaitMs: ms(r.KVWait),
 			TruncatedTokens: r.TruncatedTokens, Rejected: !r.Done, Tenant: tenants[r.Session]})
+		if incremental {
+			rows[len(rows)-1].Preempted = &reports.Preempted{Times: r.Preemptions, RecomputedTokens: r.RecomputedTokens, MovedBytes: r.PreemptedBytes}
+		}
 	}
 	return rows
 }
@@ -99,6 +103,11 @@ func (res *Result) Summary() reports.Summary {
 	s.Conservation = map[string]int64{"requests": k.Requests, "decided": k.Decided, "queries": k.Queries,
 		"hits": k.Hits, "misses": k.Misses, "exports_started": k.ExportsStarted, "exports_ended": k.ExportsEnded,
 		"exports_dropped": k.ExportsDropped}
+	if e := r.l.resolved.host.Engine; e.KVAlloc == hostcpu.AllocIncremental {
+		s.Engine = &reports.EngineSummary{KVAlloc: e.KVAlloc.String(), Preemption: e.Preemption.String(), Preemptions: c.Preemptions,
+			PreemptedTokensRecomputed: c.PreemptedTokensRecomputed, PreemptedBytesSwapped: c.PreemptedBytesSwapped,
+			PreemptedBytesStored: c.PreemptedBytesStored, PeakRunning: c.PeakRunning, MeanBatch: c.MeanBatch()}
+	}
 	r.fillComponents(&s, now)
 	r.hostFigures(&s, now, output)
 	if r.l.resolved.functional != nil {

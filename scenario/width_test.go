@@ -118,7 +118,7 @@ func TestStoreServicePastMaxTimeIsAnOverflow(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			l, err := Load("", []string{"system.design=cpu", "cpu.host_access=1s", "accelerator.max_model_len=20000",
-				"fpga.hashing=block", "fpga.block_tokens=1", "fpga.buckets=2", "workload.sessions=1", "workload.turns_mean=1",
+				"fpga.hashing=block", "fpga.block_tokens=1", "accelerator.kv_block_tokens=1", "fpga.buckets=2", "workload.sessions=1", "workload.turns_mean=1",
 				"workload.system_prompt_tokens=" + c.system, "workload.first_prompt_median_tokens=8192", "workload.first_prompt_p90_tokens=8192",
 				"workload.output_median_tokens=1", "workload.output_p90_tokens=1"})
 			require.NoError(t, err)
