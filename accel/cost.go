@@ -127,8 +127,13 @@ type work struct {
 }
 
 func (n *Node) work(it Iteration) work {
-	m := n.Model
 	tokens := it.Tokens()
+	return n.workOf(it, tokens, n.tokenPart(tokens), n.sequencePart(it.Sequences()), n.constants())
+}
+
+// workOf is work with the parts that the iteration's tokens, its
+// sequences and the node alone set already priced.
+func (n *Node) workOf(it Iteration, tokens int64, byTokens tokenPart, bySequences sequencePart, k nodeConstants) work {
 	var w work
 	kvRead := 0.0
 	for _, c := range it.Prefills {
@@ -141,11 +146,9 @@ func (n *Node) work(it Iteration) work {
 		decodePairs += float64(ctx + 1)
 		kvRead += float64(ctx)
 	}
-	perPair := m.attentionFLOPsPerPair() * float64(m.Layers)
-	w.linear = 2 * m.linearParamsPerToken() * float64(tokens)
-	w.head = 2 * float64(m.Hidden) * float64(m.Vocab) * float64(it.Sequences())
-	w.causalPairs, w.cachedPairs, w.decodeOps = w.causalPairs*perPair, w.cachedPairs*perPair, decodePairs*perPair
-	w.bytes = n.weightBytesRead(tokens) + float64(m.KVBytesPerToken(n.KVDType))*(kvRead+float64(tokens))
+	w.linear, w.head = byTokens.linearFLOPs, bySequences.headFLOPs
+	w.causalPairs, w.cachedPairs, w.decodeOps = w.causalPairs*k.perPair, w.cachedPairs*k.perPair, decodePairs*k.perPair
+	w.bytes = byTokens.weightBytes + k.kvBytesPerToken*(kvRead+float64(tokens))
 	return w
 }
 
@@ -177,10 +180,10 @@ func (n *Node) Cost(it Iteration) Cost { return n.costOf(it, it.Tokens(), nil) }
 // costOf is Cost with the iteration's tokens counted and the parts its
 // shape alone sets taken from memo (nil: priced afresh).
 func (n *Node) costOf(it Iteration, tokens int64, memo *shapeCosts) Cost {
-	d := n.Device
-	w := n.work(it)
+	d := &n.Device
 	seqs := it.Sequences()
 	byTokens, bySequences := memo.byTokens(n, tokens), memo.bySequences(n, seqs)
+	w := n.workOf(it, tokens, byTokens, bySequences, memo.constants(n))
 	kernels := bySequences.kernels
 	if !bySequences.contextFree {
 		kernels = n.kernelTime(seqs, meanContext(it))

@@ -277,8 +277,6 @@ func draw(r *sim.Stream, d *sim.LogNormal, maxTokens int) int {
 
 func tokens(r *sim.Stream, n, vocab int) []uint32 {
 	out := make([]uint32, n)
-	for i := range out {
-		out[i] = uint32(r.IntN(vocab))
-	}
+	r.FillIntN(out, vocab)
 	return out
 }
