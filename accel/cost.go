@@ -127,8 +127,13 @@ type work struct {
 }
 
 func (n *Node) work(it Iteration) work {
-	m := n.Model
 	tokens := it.Tokens()
+	return n.workOf(it, tokens, n.tokenPart(tokens), n.sequencePart(it.Sequences()), n.constants())
+}
+
+// workOf is work with the parts that the iteration's tokens, its
+// sequences and the node alone set already priced.
+func (n *Node) workOf(it Iteration, tokens int64, byTokens tokenPart, bySequences sequencePart, k nodeConstants) work {
 	var w work
 	kvRead := 0.0
 	for _, c := range it.Prefills {
@@ -141,11 +146,9 @@ func (n *Node) work(it Iteration) work {
 		decodePairs += float64(ctx + 1)
 		kvRead += float64(ctx)
 	}
-	perPair := m.attentionFLOPsPerPair() * float64(m.Layers)
-	w.linear = 2 * m.linearParamsPerToken() * float64(tokens)
-	w.head = 2 * float64(m.Hidden) * float64(m.Vocab) * float64(it.Sequences())
-	w.causalPairs, w.cachedPairs, w.decodeOps = w.causalPairs*perPair, w.cachedPairs*perPair, decodePairs*perPair
-	w.bytes = n.weightBytesRead(tokens) + float64(m.KVBytesPerToken(n.KVDType))*(kvRead+float64(tokens))
+	w.linear, w.head = byTokens.linearFLOPs, bySequences.headFLOPs
+	w.causalPairs, w.cachedPairs, w.decodeOps = w.causalPairs*k.perPair, w.cachedPairs*k.perPair, decodePairs*k.perPair
+	w.bytes = byTokens.weightBytes + k.kvBytesPerToken*(kvRead+float64(tokens))
 	return w
 }
 
@@ -172,30 +175,48 @@ func (n *Node) peak() float64 {
 // plus the tensor-parallel all-reduces and the decoding kernels; the
 // engine adds its overhead around it. The cost is O(1) in the batch
 // beyond the one pass over its members.
-func (n *Node) Cost(it Iteration) Cost {
-	d := n.Device
-	w := n.work(it)
-	tp := float64(n.TP)
-	at := func(flops, eff float64) sim.Time {
-		if flops == 0 { // no work (an LM head with no sequence to sample: eff is 0 too)
-			return 0
-		}
-		return sim.TimeOf(flops / tp / (n.peak() * eff) * 1e12)
+func (n *Node) Cost(it Iteration) Cost { return n.costOf(it, it.Tokens(), nil) }
+
+// costOf is Cost with the iteration's tokens counted and the parts its
+// shape alone sets taken from memo (nil: priced afresh).
+func (n *Node) costOf(it Iteration, tokens int64, memo *shapeCosts) Cost {
+	d := &n.Device
+	seqs := it.Sequences()
+	byTokens, bySequences := memo.byTokens(n, tokens), memo.bySequences(n, seqs)
+	w := n.workOf(it, tokens, byTokens, bySequences, memo.constants(n))
+	kernels := bySequences.kernels
+	if !bySequences.contextFree {
+		kernels = n.kernelTime(seqs, meanContext(it))
 	}
 	c := Cost{FLOPs: w.linear + w.head + w.causalPairs + w.cachedPairs + w.decodeOps, Bytes: w.bytes,
-		Linear:    at(w.linear, d.linearEfficiency(float64(it.Tokens()))),
-		Attention: sim.SumTime(at(w.causalPairs, d.AttentionEfficiency), at(w.cachedPairs+w.decodeOps, d.CachedAttentionEfficiency)),
-		Head:      at(w.head, d.linearEfficiency(float64(it.Sequences()))),
-		Memory:    sim.TimeOf(w.bytes / tp / (float64(d.MemBandwidth) * d.MemoryEfficiency) * 1e12),
-		AllReduce: n.allReduce(it.Tokens())}
+		Linear:    byTokens.linear,
+		Attention: sim.SumTime(n.timeAt(w.causalPairs, d.AttentionEfficiency), n.timeAt(w.cachedPairs+w.decodeOps, d.CachedAttentionEfficiency)),
+		Head:      bySequences.head,
+		Memory:    sim.TimeOf(w.bytes / float64(n.TP) / (float64(d.MemBandwidth) * d.MemoryEfficiency) * 1e12),
+		AllReduce: byTokens.allReduce, Kernels: kernels}
 	c.Compute = sim.SumTime(c.Linear, c.Attention, c.Head) // each at most MaxTime: a plain sum could wrap round
-	if n.Kernels != nil && it.Sequences() > 0 {
-		c.Kernels = d.KernelTime(n.Kernels.DecodeStep(it.Sequences(), n.Model.Vocab, meanContext(it)))
-	}
 	gpu := sim.SumTime(max(c.Compute, c.Memory), c.AllReduce, c.Kernels)
 	c.Total = n.Engine.around(gpu, n.Model.Layers, len(it.Decodes)+len(it.Prefills), len(it.Prefills))
 	c.Overhead = c.Total - gpu
 	return c
+}
+
+// timeAt is the time flops take on each of the tp devices at eff of the
+// peak.
+func (n *Node) timeAt(flops, eff float64) sim.Time {
+	if flops == 0 { // no work (an LM head with no sequence to sample: eff is 0 too)
+		return 0
+	}
+	return sim.TimeOf(flops / float64(n.TP) / (n.peak() * eff) * 1e12)
+}
+
+// kernelTime is the decoding kernels' time for seqs sequences of a mean
+// context (none without kernels or sequences).
+func (n *Node) kernelTime(seqs int, meanContext int64) sim.Time {
+	if n.Kernels == nil || seqs == 0 {
+		return 0
+	}
+	return n.Device.KernelTime(n.Kernels.DecodeStep(seqs, n.Model.Vocab, meanContext))
 }
 
 // linearEfficiency is the share of the peak the linear layers reach with

@@ -28,6 +28,7 @@ type Executor struct {
 	busy        sim.Time
 	iterations  int64
 	tokens      int64
+	shapes      *shapeCosts
 }
 
 // NewExecutor validates the limits.
@@ -35,7 +36,8 @@ func NewExecutor(eng *sim.Engine, name string, node *Node, maxBatch int, tokenBu
 	if maxBatch < 1 || tokenBudget < 1 {
 		return nil, fmt.Errorf("accelerator %q: max_batch = %d and token_budget = %d must be at least 1", name, maxBatch, tokenBudget)
 	}
-	return &Executor{eng: eng, node: node, name: name, maxBatch: maxBatch, tokenBudget: tokenBudget}, nil
+	return &Executor{eng: eng, node: node, name: name, maxBatch: maxBatch, tokenBudget: tokenBudget,
+		shapes: newShapeCosts(maxBatch, tokenBudget)}, nil
 }
 
 // Node returns the node.
@@ -51,23 +53,23 @@ func (x *Executor) Busy() bool { return x.eng.Now() < x.busyUntil }
 // busy, or beyond the limits, is a scheduler bug and panics.
 func (x *Executor) Run(it Iteration, done sim.Event) Cost {
 	now := x.eng.Now()
-	seqs := len(it.Prefills) + len(it.Decodes)
+	seqs, tokens := len(it.Prefills)+len(it.Decodes), it.Tokens()
 	switch {
 	case x.Busy():
 		panic(fmt.Sprintf("accel %s at %v: an iteration started before the last one ended at %v", x.name, now, x.busyUntil))
-	case seqs == 0 || seqs > x.maxBatch || it.Tokens() > x.tokenBudget:
+	case seqs == 0 || seqs > x.maxBatch || tokens > x.tokenBudget:
 		panic(fmt.Sprintf("accel %s at %v: iteration of %d sequences and %d tokens breaks the limits %d / %d",
-			x.name, now, seqs, it.Tokens(), x.maxBatch, x.tokenBudget))
+			x.name, now, seqs, tokens, x.maxBatch, x.tokenBudget))
 	}
-	c := x.node.Cost(it)
+	c := x.node.costOf(it, tokens, x.shapes)
 	x.busyUntil = now + c.Total
 	x.busy += c.Total
 	x.iterations++
-	x.tokens += it.Tokens()
+	x.tokens += tokens
 	if tr := x.eng.Trace(); tr.Enabled() {
 		tr.Emit(sim.Span{Component: x.name, Operation: TaskIteration, Start: now, End: x.busyUntil, Bytes: int64(c.Bytes),
 			Part: Part, Task: TaskIteration,
-			Attrs: []sim.Attr{{Key: "tokens", Value: fmt.Sprint(it.Tokens())}, {Key: "sequences", Value: fmt.Sprint(seqs)}}})
+			Attrs: []sim.Attr{{Key: "tokens", Value: fmt.Sprint(tokens)}, {Key: "sequences", Value: fmt.Sprint(seqs)}}})
 	}
 	if done.Handler != nil {
 		x.eng.Schedule(x.busyUntil, done)

@@ -241,10 +241,12 @@ func NewSystem(eng *sim.Engine, cfg Config, nodes []Node, pool *kvstore.Pool, w 
 		s.nodes = append(s.nodes, &nodeState{Node: n, index: i, cpu: cpu, residents: map[int64]*session{}})
 	}
 	s.router.nodes = len(s.nodes)
+	turns := 0
 	for _, plan := range w.Sessions {
 		if len(plan.Turns) == 0 {
 			continue
 		}
+		turns += len(plan.Turns)
 		sess := &session{id: plan.ID, index: int64(len(s.sessions)), plan: plan, sessionTokens: sessionTokens{tokenless: plan.Turns[0].NewTokens == nil},
 			placement: placement{resident: -1, lastNode: -1, lastRecord: -1}, stored: stored{parked: -1}, raiseState: raiseState{waiter: -1}}
 		for i, turn := range plan.Turns {
@@ -254,6 +256,9 @@ func NewSystem(eng *sim.Engine, cfg Config, nodes []Node, pool *kvstore.Pool, w 
 			}
 		}
 		s.sessions = append(s.sessions, sess)
+	}
+	if turns > 0 {
+		s.records = make([]Record, 0, turns) // a record a turn at most: a million copied as they grew cost seconds
 	}
 	if cfg.MaxConcurrency == 0 {
 		s.scheduleOpenings()

@@ -82,3 +82,38 @@ func TestSessionMixingIDsAndCountsIsRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestHistoryGrowsInPlace walks a session through its turns as arrive and
+// finish do: each prompt is the history and the turn's new tokens, the
+// history grows by the prompt and the outputs, a slice of an older
+// history (an export's ids) keeps its tokens, and the ids are copied once,
+// into an array with room for every turn (they were copied twice a turn).
+func TestHistoryGrowsInPlace(t *testing.T) {
+	turns := []workloads.Turn{
+		{NewTokens: []uint32{1, 2, 3}, Output: []uint32{4, 5}},
+		{NewTokens: []uint32{6}, Output: []uint32{7, 8, 9}},
+		{NewTokens: []uint32{10, 11}, Output: []uint32{12}},
+	}
+	for i := range turns {
+		turns[i].NewTokenCount, turns[i].OutputCount = int64(len(turns[i].NewTokens)), int64(len(turns[i].Output))
+	}
+	sess := &session{plan: workloads.Session{Turns: turns}}
+	var want []uint32
+	var exported [][]uint32
+	for i, turn := range turns {
+		prompt, n := sess.promptOf(turn)
+		want = append(want, turn.NewTokens...)
+		require.Equal(t, want, prompt, "turn %d's prompt", i)
+		assert.Equal(t, int64(len(want)), n)
+		sess.grow(prompt, n, turn.OutputCount, turn.Output)
+		sess.turn++
+		want = append(want, turn.Output...)
+		require.Equal(t, want, sess.history, "after turn %d", i)
+		assert.Equal(t, 12, cap(sess.history), "one array with room for every turn")
+		exported = append(exported, sess.history)
+	}
+	for i, ids := range exported {
+		assert.Equal(t, want[:len(ids)], ids, "the ids exported after turn %d", i)
+	}
+	assert.Equal(t, []uint32{1, 2, 3}, turns[0].NewTokens, "the workload's tokens are not written")
+}

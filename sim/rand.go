@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"sort"
 )
@@ -26,7 +27,8 @@ func (s Streams) Seed() uint64 { return s.seed }
 func (s Streams) Stream(name string) *Stream {
 	h := fnv.New64a()
 	h.Write([]byte(name))
-	return &Stream{Rand: rand.New(rand.NewPCG(splitmix64(s.seed), splitmix64(h.Sum64())))}
+	pcg := rand.NewPCG(splitmix64(s.seed), splitmix64(h.Sum64()))
+	return &Stream{Rand: rand.New(pcg), pcg: pcg}
 }
 
 // splitmix64 scrambles a seed so that nearby seeds give unrelated states.
@@ -40,6 +42,36 @@ func splitmix64(z uint64) uint64 {
 // Stream is one named sequence of random draws (a PCG generator).
 type Stream struct {
 	*rand.Rand
+	pcg *rand.PCG // Rand's source, drawn from directly by FillIntN
+}
+
+// FillIntN sets out to len(out) draws of IntN(n) in turn, truncated to 32
+// bits: the same draws IntN makes, by math/rand/v2's method on the
+// generator called directly rather than through Rand's interface (a day's
+// synthetic prompts draw a billion token ids). A draw is the high word of
+// the generator's 64 bits times n, drawn again while the low word is below
+// 2^64 mod n (uint64n's unbiased reduction; a mask for a power of two).
+func (s *Stream) FillIntN(out []uint32, n int) {
+	if n <= 0 || bits.UintSize == 32 { // IntN panics, or draws 32 bits at a time
+		for i := range out {
+			out[i] = uint32(s.IntN(n))
+		}
+		return
+	}
+	u := uint64(n)
+	for i := range out {
+		if u&(u-1) == 0 {
+			out[i] = uint32(s.pcg.Uint64() & (u - 1))
+			continue
+		}
+		hi, lo := bits.Mul64(s.pcg.Uint64(), u)
+		if lo < u {
+			for thresh := -u % u; lo < thresh; {
+				hi, lo = bits.Mul64(s.pcg.Uint64(), u)
+			}
+		}
+		out[i] = uint32(hi)
+	}
 }
 
 // Dist is a distribution of non-negative or real values that draws from a
@@ -59,6 +91,13 @@ func TimeOf(ps float64) Time {
 	}
 	if ps >= float64(MaxTime) {
 		return MaxTime
+	}
+	if ps >= 0 { // math.Round's half away from zero, without its bit work: ps - its truncation is exact
+		t := Time(ps)
+		if ps-float64(t) >= 0.5 {
+			t++
+		}
+		return t
 	}
 	return Time(math.Round(ps))
 }

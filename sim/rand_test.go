@@ -120,3 +120,38 @@ func TestTimeOfRoundsClampsAndRefusesNaN(t *testing.T) {
 	}
 	assert.PanicsWithValue(t, "sim: TimeOf(NaN): a time from undefined arithmetic", func() { TimeOf(math.NaN()) })
 }
+
+// TestTimeOfIsMathRound holds TimeOf's rounding to math.Round's on ties,
+// their neighbours, every binade and random values.
+func TestTimeOfIsMathRound(t *testing.T) {
+	values := []float64{0.49999999999999994, 0.5, 2.5, 3.5, 1<<52 - 0.5, 1 << 52, 1<<53 + 2, math.SmallestNonzeroFloat64, -0.5, -1.5}
+	for e := range 63 {
+		x := math.Ldexp(1, e)
+		values = append(values, x, math.Nextafter(x, 0), math.Nextafter(x, math.Inf(1)), x+0.5, x-0.5)
+	}
+	s := NewStreams(7).Stream("timeof")
+	for range 100_000 {
+		values = append(values, math.Ldexp(float64(s.Uint64()>>11), int(s.Uint64()%60)-53))
+	}
+	for _, v := range values {
+		if v < float64(MaxTime) {
+			require.Equal(t, Time(math.Round(v)), TimeOf(v), "%v ps", v)
+		}
+	}
+}
+
+// TestFillIntNDrawsAsIntN holds FillIntN to IntN's draws, and the stream's
+// state after them, for bounds of every kind: a power of two, a vocabulary,
+// one near 2^63 (redraws are likely) and 1.
+func TestFillIntNDrawsAsIntN(t *testing.T) {
+	for _, n := range []int{1, 2, 1024, 128_256, 1000, 1<<62 + 12345, math.MaxInt64} {
+		a, b := NewStreams(3).Stream("fill"), NewStreams(3).Stream("fill")
+		got := make([]uint32, 5000)
+		a.FillIntN(got, n)
+		for i := range got {
+			require.Equal(t, uint32(b.IntN(n)), got[i], "n %d, draw %d", n, i)
+		}
+		assert.Equal(t, b.Uint64(), a.Uint64(), "n %d: the stream goes on alike", n)
+	}
+	assert.Panics(t, func() { NewStreams(3).Stream("fill").FillIntN(make([]uint32, 1), 0) })
+}
