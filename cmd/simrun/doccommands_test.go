@@ -211,7 +211,31 @@ var notRunAsWritten = []notRun{
 			"report -i out/slurm/all",
 		}},
 	{"tools/slurm/install-debian.sh", "installs Slurm and munge as root (tools/slurm's self-test, KVCOSIM_SLURM=1, runs on what it installs)", nil},
+	// docs/studies.md, "kvcosim and BLIS on the Mooncake conversation trace": BLIS's side, and
+	// kvcosim's runs with the card's store, 13 s of CPU each
+	{"git clone https://github.com/inference-sim/inference-sim /tmp/blis", blisSide, nil},
+	{"git -C /tmp/blis checkout f90a1e3a6787da17c2cd463dab6fb2660b1b1760", blisSide, nil},
+	{"cd /tmp/blis && go build -o blis . && cd -", blisSide, nil},
+	{"python3 tools/blis/mooncake_to_tracev2.py workloads/testdata/mooncake_conversation_trace.jsonl.gz /tmp/conv --time-scale 4", blisSide, nil},
+	{"python3 tools/blis/mooncake_to_tracev2.py workloads/testdata/mooncake_conversation_trace.jsonl.gz /tmp/convp --time-scale 4 --prefix groups", blisSide, nil},
+	{"cd /tmp/blis && /tmp/blis/blis replay --trace-header /tmp/conv.yaml --trace-data /tmp/conv.csv " + blisReplayArgs +
+		" --results-path /tmp/conv.results.json && cd -", blisSide, nil},
+	{"cd /tmp/blis && /tmp/blis/blis replay --trace-header /tmp/convp.yaml --trace-data /tmp/convp.csv " + blisReplayArgs +
+		" --results-path /tmp/convp.results.json && cd -", blisSide, nil},
+	{"python3 tools/blis/blis_stats.py /tmp/conv.results.json", blisSide, nil},
+	{"python3 tools/blis/blis_stats.py /tmp/convp.results.json", blisSide, nil},
+	{"go run ./cmd/simrun run -c tools/blis/mooncake-conversation.yaml --set system.design=fpga --set fpga.hashing=block -o out/blis/fpga", "the whole trace through the card's store: 13 s of CPU; its first 1,000 requests",
+		[]string{"run -c tools/blis/mooncake-conversation.yaml --set system.design=fpga --set fpga.hashing=block --set workload.limit=1000 -o out/blis/fpga"}},
+	{"go run ./cmd/simrun run -c tools/blis/mooncake-conversation.yaml --set system.design=fpga --set fpga.hashing=block --set accelerator.kv_alloc=reserve -o out/blis/fpga-reserve", "the same under reserve: 13 s of CPU; its first 1,000 requests",
+		[]string{"run -c tools/blis/mooncake-conversation.yaml --set system.design=fpga --set fpga.hashing=block --set accelerator.kv_alloc=reserve --set workload.limit=1000 -o out/blis/fpga-reserve"}},
 }
+
+// blisSide is why BLIS's side of the comparison with BLIS is not run: BLIS
+// is another project, fetched and built outside this repository.
+const blisSide = "BLIS, another project, fetched and built outside the repository (and Python over its results)"
+
+// blisReplayArgs are BLIS's flags for the node of docs/studies.md's comparison.
+const blisReplayArgs = "--model meta-llama/llama-3.1-8b-instruct --hardware H100 --tp 1 --total-kv-blocks 26312 --block-size-in-tokens 16 --max-num-seqs 64 --max-num-batched-tokens 8192"
 
 // docFigures are what a command prints that its page quotes.
 var docFigures = []struct{ command, stdout string }{
