@@ -42,11 +42,11 @@ var pageTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.Title}}</title>
 <style>
-body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 62rem; padding: 0 1rem; color: #222; line-height: 1.45; }
+body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 72rem; padding: 0 1rem; color: #222; line-height: 1.45; }
 h1 { font-size: 1.6rem; margin-bottom: 0.2rem; }
 .sub { color: #555; margin-top: 0; }
 table { border-collapse: collapse; margin: 1rem 0; font-size: 0.92rem; }
-th, td { border: 1px solid #ccc; padding: 0.3rem 0.6rem; text-align: right; }
+th, td { border: 1px solid #ccc; padding: 0.3rem 0.45rem; text-align: right; }
 th:first-child, td:first-child { text-align: left; }
 th { background: #f2f2f2; }
 figure { margin: 1.5rem 0; }
@@ -57,6 +57,7 @@ figcaption { color: #444; font-size: 0.92rem; margin-top: 0.3rem; }
 .lead { font-size: 1.05rem; }
 pre { background: #f7f7f7; border: 1px solid #ddd; padding: 0.8rem; overflow-x: auto; font-size: 0.8rem; }
 .scroll { overflow-x: auto; }
+.scroll table { font-size: 0.8rem; }
 footer { color: #666; font-size: 0.85rem; margin-top: 2rem; }
 </style>
 </head>

@@ -35,6 +35,35 @@ func twoDigits(v float64) string {
 	return strconv.FormatFloat(rounded, 'f', -1, 64)
 }
 
+// scaled writes a value given in base units to two significant digits
+// in the largest of the units (each with its factor to the base, largest
+// first) in which it is at least 1, or the smallest: 5.3e-6 core-s is
+// "5.3 core-us", 0.4 core-s "400 core-ms". Values of a figure that span
+// orders of magnitude stay readable without an exponent.
+func scaled(units ...unitFactor) func(float64) string {
+	return func(v float64) string {
+		u := units[len(units)-1]
+		for _, c := range units {
+			if v >= c.factor {
+				u = c
+				break
+			}
+		}
+		return twoDigits(v/u.factor) + " " + u.name
+	}
+}
+
+// unitFactor is a unit and how many base units it holds.
+type unitFactor struct {
+	name   string
+	factor float64
+}
+
+var (
+	coreSeconds = scaled(unitFactor{"core-s", 1}, unitFactor{"core-ms", 1e-3}, unitFactor{"core-us", 1e-6})
+	gigabytes   = scaled(unitFactor{"GB", 1}, unitFactor{"MB", 1e-3}, unitFactor{"kB", 1e-6}, unitFactor{"B", 1e-9})
+)
+
 // rivalFigure is a rival design's value of a verdict figure.
 type rivalFigure struct {
 	design string
@@ -63,8 +92,9 @@ func outcome(card, rival reports.Spread) verdictOutcome {
 }
 
 // clause says the card's figure against the rivals with one outcome:
-// "host core-seconds per resumed turn against cpu and lmcache (0.00001
-// against 0.39 and 0.31 core-s)"; "" where no rival has that outcome.
+// "host core-seconds per resumed turn against cpu and lmcache (10 core-us
+// against 390 and 310 core-ms)", the unit after the values unless the
+// format writes each value's own; "" where no rival has that outcome.
 func (f verdictFigure) clause(want verdictOutcome) string {
 	var names, values []string
 	for _, r := range f.rivals {
@@ -75,7 +105,11 @@ func (f verdictFigure) clause(want verdictOutcome) string {
 	if len(names) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%s against %s (%s against %s %s)", f.what, joinWords(names), f.format(f.card.Mean), joinWords(values), f.unit)
+	unit := ""
+	if f.unit != "" {
+		unit = " " + f.unit
+	}
+	return fmt.Sprintf("%s against %s (%s against %s%s)", f.what, joinWords(names), f.format(f.card.Mean), joinWords(values), unit)
 }
 
 // cardVerdict states, from the figures, where the card (named card) wins,
@@ -140,8 +174,8 @@ func (st *study) verdictFigures() []verdictFigure {
 		figures = append(figures, figure("resumed-turn TTFT p50", "ms", fixed("%.0f"), all, 1, resumedP50))
 	}
 	return append(figures,
-		figure("host core-seconds per resumed turn", "core-s", twoDigits, all, 1, hostCoreSPerResumedTurn),
-		figure("host memory traffic per resumed turn", "GB", twoDigits, all, 1, hostDRAMGBPerResumedTurn),
+		figure("host core-seconds per resumed turn", "", coreSeconds, all, 1, hostCoreSPerResumedTurn),
+		figure("host memory traffic per resumed turn", "", gigabytes, all, 1, hostDRAMGBPerResumedTurn),
 		figure("energy per output token", "J", fixed("%.2f"), all, 0, func(s *reports.Summary) float64 { return s.Energy.JoulesPerOutputToken }),
 		figure("cost per million output tokens", "USD", fixed("%.2f"), all, 0, func(s *reports.Summary) float64 { return s.Cost.USDPerMillionOutputTokens }))
 }

@@ -67,6 +67,15 @@ func TestOutcomeNeedsRangesApart(t *testing.T) {
 	}
 }
 
+func TestScaledPicksTheUnitOfEachValue(t *testing.T) {
+	for v, want := range map[float64]string{5.3e-6: "5.3 core-us", 0.3957: "400 core-ms", 1.2: "1.2 core-s", 2e-9: "0.002 core-us", 0: "0 core-us"} {
+		assert.Equal(t, want, coreSeconds(v), "%g", v)
+	}
+	for v, want := range map[float64]string{6.4e-5: "64 kB", 7.2: "7.2 GB", 0.5: "500 MB", 3e-9: "3 B"} {
+		assert.Equal(t, want, gigabytes(v), "%g", v)
+	}
+}
+
 func TestTwoDigitsHasNoExponent(t *testing.T) {
 	for v, want := range map[float64]string{1.234e-05: "0.000012", 0.3957: "0.4", 17.3: "17", 403.2: "400", 0: "0"} {
 		assert.Equal(t, want, twoDigits(v), "%g", v)
