@@ -88,29 +88,58 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// tableColumns are the sweep.csv figures the report's table shows, in
+// this order, where the file has them: enough to read a point at a glance
+// and narrow enough to fit the page; sweep.csv, linked below the table,
+// has every column.
+var tableColumns = []string{"design", "requests_completed", "ttft_ms_p50", "ttft_ms_p99", "tpot_ms_p50",
+	"resumed_ttft_ms_p50", "hit_ratio_tokens", "sustained_output_tokens_per_s", "sustained_drive_writes_per_day",
+	"storage_read_bytes", "goodput_requests_per_s", "goodput_share", "saturated"}
+
 // readableTable is sweep.csv as the page shows it: the point and the grid's
-// values as they are, every figure with the digits it needs (bytes in GB);
-// sweep.csv keeps them all.
+// values as they are, then tableColumns' figures with the digits they need
+// (bytes in GB).
 func readableTable(rows [][]string, keys int) [][]string {
-	out := [][]string{slices.Clone(rows[0])}
-	for c, h := range out[0] {
-		if bytesColumn(h) && c > keys {
-			out[0][c] = strings.TrimSuffix(h, "_bytes") + " (GB)"
+	shown := []int{}
+	for c := range 1 + keys {
+		shown = append(shown, c)
+	}
+	for _, name := range tableColumns {
+		if c := slices.Index(rows[0], name); c > keys {
+			shown = append(shown, c)
 		}
 	}
-	for _, r := range rows[1:] {
-		row := slices.Clone(r)
-		for c := 1 + keys; c < len(row); c++ {
-			if v, err := strconv.ParseFloat(row[c], 64); err == nil {
-				if bytesColumn(rows[0][c]) {
-					v /= 1e9
-				}
-				row[c] = readableNumber(v)
-			}
+	var out [][]string
+	for i, r := range rows {
+		row := make([]string, 0, len(shown))
+		for _, c := range shown {
+			row = append(row, readableCell(rows[0][c], r[c], i == 0, c > keys))
 		}
 		out = append(out, row)
 	}
 	return out
+}
+
+// readableCell is one cell of the report's table: a figure's header
+// spaced, with its unit, its value with the digits it needs (bytes in GB); the grid's
+// values as they are.
+func readableCell(column, cell string, header, figure bool) string {
+	switch {
+	case !figure:
+		return cell
+	case header && bytesColumn(column):
+		return strings.ReplaceAll(strings.TrimSuffix(column, "_bytes"), "_", " ") + " (GB)"
+	case header: // spaced, so that a narrow column wraps its name
+		return strings.ReplaceAll(cell, "_", " ")
+	}
+	v, err := strconv.ParseFloat(cell, 64)
+	if err != nil {
+		return cell
+	}
+	if bytesColumn(column) {
+		v /= 1e9
+	}
+	return readableNumber(v)
 }
 
 // bytesColumn reports whether a sweep.csv column counts bytes: the page's

@@ -336,18 +336,19 @@ func TestSweepTableMustMatchItsGrid(t *testing.T) {
 	}
 }
 
-// The sweep report's table: the grid's values as they are, figures with
-// the digits they need, bytes in GB; sweep.csv keeps every digit.
+// The sweep report's table: the grid's values as they are, then the
+// chosen figures in tableColumns' order with the digits they need, bytes
+// in GB; sweep.csv keeps every column and digit.
 func TestSweepTableIsReadable(t *testing.T) {
 	rows := [][]string{
-		{"point", "storage.capacity", "ttft_ms_p50", "storage_read_bytes", "hit_ratio_tokens", "requests_completed"},
-		{"0", "800000000000", "172.075536", "800000000000", "0.236412", "1450"},
-		{"1", "2TB", "3.141593", "1234567890", "0.000012", "7"},
+		{"point", "storage.capacity", "ttft_ms_p50", "ttft_ms_mean", "storage_read_bytes", "hit_ratio_tokens", "requests_completed"},
+		{"0", "800000000000", "172.075536", "180.1", "800000000000", "0.236412", "1450"},
+		{"1", "2TB", "3.141593", "4", "1234567890", "0.000012", "7"},
 	}
 	assert.Equal(t, [][]string{
-		{"point", "storage.capacity", "ttft_ms_p50", "storage_read (GB)", "hit_ratio_tokens", "requests_completed"},
-		{"0", "800000000000", "172.1", "800", "0.236", "1450"},
-		{"1", "2TB", "3.14", "1.23", "1.2e-05", "7"},
+		{"point", "storage.capacity", "requests completed", "ttft ms p50", "hit ratio tokens", "storage read (GB)"},
+		{"0", "800000000000", "1450", "172.1", "0.236", "800"},
+		{"1", "2TB", "7", "3.14", "1.2e-05", "1.23"},
 	}, readableTable(rows, 1))
 	for _, c := range []struct {
 		ys   []string
