@@ -25,7 +25,7 @@ func runFidelity(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("fidelity", stderr)
 	seeds := fs.Int("seeds", 5, "seeds each seeded check runs (1 to 100)")
 	quick := fs.Bool("quick", false, "CI's form: 2 seeds (unless --seeds is given)")
-	paperScale := fs.Bool("paper-scale", false, "also replay CachedAttention at the paper's 9,000 sessions, on one seed: reported, not held (tens of CPU-minutes)")
+	paperScale := fs.Bool("paper-scale", false, "also replay CachedAttention at the paper's 9,000 sessions, on one seed: reported, not held (over ten CPU-minutes)")
 	asJSON := fs.Bool("json", false, "print the figures as a JSON array")
 	jobs := fs.Int("j", runtime.NumCPU(), "runs at once")
 	root := fs.String("root", ".", "the repository's root: where docs/examples and workloads/testdata are")
