@@ -179,6 +179,8 @@ var notRunAsWritten = []notRun{
 	{"go run ./cmd/simrun sweep -c docs/examples/goodput-by-load.yaml -o out/goodput",
 		"35 points, 71 s on two busy cores (docs/studies.md); its first point, then the report over it",
 		[]string{"sweep -c docs/examples/goodput-by-load.yaml -o out/goodput --shard 0/35"}},
+	{"go run ./cmd/simrun fidelity", "50 runs on 5 seeds, about 2 CPU-minutes; TestFidelityQuick runs its --quick form",
+		nil},
 	{"go run ./cmd/simrun sweep -c docs/examples/cachedattention-paper.yaml -o out/ca",
 		"8 points, 12 s on two cores (docs/studies.md); its first point",
 		[]string{"sweep -c docs/examples/cachedattention-paper.yaml -o out/ca --shard 0/8"}},

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestFidelityBandHolds(t *testing.T) {
+	for _, c := range []struct {
+		name           string
+		band           fidelityBand
+		published, v   float64
+		holds          bool
+		describe, unit string
+	}{
+		{"points, inside", pointsBand10, 0.85, 0.76, true, "±10 pts", "share"},
+		{"points, outside", pointsBand10, 0.61, 0.777, false, "±10 pts", "share"},
+		{"points, on the edge", pointsBand5, 0.40, 0.35, true, "±5 pts", "share"},
+		{"relative, inside", relativeBand15, 7.8, 6.7, true, "±15 %", "x"},
+		{"relative, outside", relativeBand15, 6.8, 5.34, false, "±15 %", "x"},
+		{"relative, below zero", relativeBand30, -2, -2.5, true, "±30 %", "x"},
+		{"relative around 0 bounds the value", fidelityBand{Width: 0.15, Relative: true}, 0, 0.14, true, "at most 0.15", "fraction"},
+		{"relative around 0, over", fidelityBand{Width: 0.15, Relative: true}, 0, -0.16, false, "at most 0.15", "fraction"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			assert.Equal(t, c.holds, c.band.holds(c.published, c.v))
+			assert.Equal(t, c.describe, c.band.describe(c.published, c.unit))
+		})
+	}
+}
+
+// TestFidelityOutcome: the spread is over the seeds, a figure passes only
+// when every seed lies in its band, and a known gap is expected to fail.
+func TestFidelityOutcome(t *testing.T) {
+	f := fidelityFigure{Published: 0.5, Unit: "share", Band: pointsBand10}
+	r := fidelityOutcome(f, []float64{0.4, 0.6, 0.5}, true)
+	assert.InDelta(t, 0.5, r.Mean, 1e-12)
+	assert.Equal(t, 0.4, r.Min)
+	assert.Equal(t, 0.6, r.Max)
+	assert.InDelta(t, 0.0816497, r.SD, 1e-6)
+	assert.True(t, r.AsExpected)
+
+	f.Gap = "a stated reason"
+	assert.False(t, fidelityOutcome(f, []float64{0.5}, true).AsExpected, "a known gap back in its band is news")
+	assert.True(t, fidelityOutcome(f, []float64{0.9}, false).AsExpected)
+	none := fidelityOutcome(f, nil, false)
+	assert.Zero(t, none.Seeds)
+	assert.True(t, none.AsExpected, "a figure not modelled is a known gap")
+}
+
+func TestFidelityRefusesBadFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"fidelity", "--seeds", "0"}, "--seeds 0: want 1 to 100"},
+		{[]string{"fidelity", "-j", "0"}, "-j 0"},
+		{[]string{"fidelity", "extra"}, `unexpected argument "extra"`},
+	} {
+		code, _, stderr := simrun(c.args...)
+		assert.Equal(t, 2, code, c.args)
+		assert.Contains(t, stderr, c.want, c.args)
+	}
+}
+
+// TestFidelityQuick runs CI's form of simrun fidelity: every figure where
+// its check expects it (within its band, or outside it for a stated
+// reason) on both seeds; exit 1 otherwise.
+func TestFidelityQuick(t *testing.T) {
+	if testing.Short() {
+		t.Skip("replays the CachedAttention experiment on two seeds: about 45 s of CPU")
+	}
+	code, stdout, stderr := simrun("fidelity", "--quick", "--json", "--root", "../..")
+	require.Equal(t, 0, code, stderr)
+	var rows []fidelityRow
+	require.NoError(t, json.Unmarshal([]byte(stdout), &rows))
+	checks := map[string]int{}
+	for _, r := range rows {
+		checks[r.Check]++
+		assert.True(t, r.AsExpected, "%s %s: %v", r.Check, r.Figure, r.Values)
+		if r.Check == "cachedattention" || r.Check == "lmcache" {
+			assert.Contains(t, []int{0, quickSeeds}, r.Seeds, r.Figure)
+		}
+	}
+	calibrations, err := calibrationRows()
+	require.NoError(t, err)
+	assert.Equal(t, map[string]int{"cachedattention": 19, "mooncake": 2, "lmcache": 2, "calibrate": len(calibrations)}, checks)
+	assert.Contains(t, stderr, "run 20/20 done")
+}

@@ -1,0 +1,363 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/kvcosim/kvcosim/reports"
+	"github.com/kvcosim/kvcosim/scenario"
+	"github.com/kvcosim/kvcosim/workloads"
+)
+
+// fidelityFigure is one published figure a check holds kvcosim to: the
+// paper's value, its unit ("share": a fraction printed in per cent, "x":
+// a ratio, or calibrate's own), where it was read and how firmly
+// (docs/fidelity.md), the band kvcosim must keep to on every seed, and, for
+// a figure kvcosim is known to miss, the reason (the check then expects
+// it outside the band, and says so when it comes back). value gives the
+// figure on one seed's inputs; nil: kvcosim does not model it.
+type fidelityFigure struct {
+	Check     string       `json:"check"`
+	Figure    string       `json:"figure"`
+	Published float64      `json:"published"`
+	Unit      string       `json:"unit"`
+	Source    string       `json:"source"`
+	Status    string       `json:"status"`
+	Band      fidelityBand `json:"band"`
+	Gap       string       `json:"gap,omitempty"`
+	value     func(in fidelityInputs, seed int) float64
+}
+
+// fidelityBand is how far kvcosim may lie from a published figure:
+// Width points of a share (absolute), or, Relative, Width of the published
+// value.
+type fidelityBand struct {
+	Width    float64 `json:"width"`
+	Relative bool    `json:"relative"`
+}
+
+// Bands of the checks (issue 39): TTFT reduction and hit rate within 10
+// points, throughput and cost within 15 %, Mooncake's cache ratios within
+// 5 points, LMCache's TTFT ratios within 30 %.
+var (
+	pointsBand10   = fidelityBand{Width: 0.10}
+	pointsBand5    = fidelityBand{Width: 0.05}
+	relativeBand15 = fidelityBand{Width: 0.15, Relative: true}
+	relativeBand30 = fidelityBand{Width: 0.30, Relative: true}
+)
+
+// holds reports whether v lies within the band around published (its
+// edge included, to a rounding error).
+func (b fidelityBand) holds(published, v float64) bool {
+	const rounding = 1e-12
+	width := b.Width
+	if b.Relative && published != 0 {
+		width *= math.Abs(published)
+	}
+	return math.Abs(v-published) <= width+rounding
+}
+
+// describe writes the band around published for a figure of unit (a
+// relative band around 0, calibrate's error rows, bounds the value).
+func (b fidelityBand) describe(published float64, unit string) string {
+	if b.Relative && published == 0 {
+		return fmt.Sprintf("at most %g", b.Width)
+	}
+	if b.Relative {
+		return fmt.Sprintf("±%g %%", 100*b.Width)
+	}
+	if unit == "share" {
+		return fmt.Sprintf("±%g pts", 100*b.Width)
+	}
+	return fmt.Sprintf("±%g %s", b.Width, unit)
+}
+
+// format writes a value of the figure's unit.
+func (f fidelityFigure) format(v float64) string {
+	switch f.Unit {
+	case "share":
+		return fmt.Sprintf("%.1f %%", 100*v)
+	case "x":
+		return fmt.Sprintf("%.2fx", v)
+	}
+	return fmt.Sprintf("%.4g %s", v, f.Unit)
+}
+
+// fidelityRun is one scenario a check runs on each seed: its label among
+// the check's runs, its base scenario file ("" for the default) and its
+// overrides.
+type fidelityRun struct {
+	label, base string
+	sets        []string
+}
+
+// fidelityCheck is a set of figures measured on the same runs: its name,
+// the runs (nil: none), the traces whose statistics it reads (under the
+// root), why its figures are only reported, not held ("" : held; such a
+// check runs only with --paper-scale), the most seeds it runs (0:
+// --seeds), and its figures.
+type fidelityCheck struct {
+	name       string
+	runs       func(env fidelityEnv) ([]fidelityRun, error)
+	traces     []string
+	reportOnly string
+	maxSeeds   int
+	figures    []fidelityFigure
+}
+
+// runsIn reports whether the check runs in env: a check only reported
+// runs only at the paper's scale.
+func (c fidelityCheck) runsIn(env fidelityEnv) bool { return c.reportOnly == "" || env.paperScale }
+
+// seedsOf is how many seeds the check runs: none without runs.
+func (c fidelityCheck) seedsOf(env fidelityEnv) int {
+	if c.runs == nil {
+		return 0
+	}
+	if c.maxSeeds > 0 {
+		return min(c.maxSeeds, env.seeds)
+	}
+	return env.seeds
+}
+
+// inputs gathers the check's seeds' summaries and its traces' statistics.
+func (c fidelityCheck) inputs(env fidelityEnv, seeds []map[string]reports.Summary) (fidelityInputs, error) {
+	in := fidelityInputs{seeds: seeds, traces: map[string]workloads.TraceStats{}}
+	for _, name := range c.traces {
+		tr, err := workloads.ReadTrace("mooncake", filepath.Join(env.root, name), false)
+		if err != nil {
+			return in, err
+		}
+		in.traces[name] = tr.Stats()
+	}
+	return in, nil
+}
+
+// outcomes computes each figure on every seed (once for a check without
+// runs) and judges it against its band.
+func (c fidelityCheck) outcomes(in fidelityInputs) []fidelityRow {
+	rows := make([]fidelityRow, 0, len(c.figures))
+	for _, f := range c.figures {
+		f.Check = c.name
+		if f.value == nil {
+			rows = append(rows, fidelityOutcome(f, nil, false))
+			continue
+		}
+		values := make([]float64, max(1, len(in.seeds)))
+		pass := true
+		for s := range values {
+			values[s] = f.value(in, s)
+			pass = pass && f.Band.holds(f.Published, values[s])
+		}
+		r := fidelityOutcome(f, values, pass)
+		if c.reportOnly != "" {
+			r.Gap, r.AsExpected = "reported, not held: "+c.reportOnly, true
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+// fidelityChecks are every published-figure check, in table order.
+func fidelityChecks() []fidelityCheck {
+	return []fidelityCheck{
+		cachedAttentionCheck("cachedattention", nil, ""),
+		cachedAttentionCheck("cachedattention 9,000 sessions", []string{"workload.sessions=9000"}, caPaperScaleReason),
+		mooncakeCheck(),
+		lmcacheCheck(),
+	}
+}
+
+// The CachedAttention paper (Gao et al., USENIX ATC'24, arXiv 2403.19708
+// v3): the per-model figures as a third-party reading of the ATC'24 PDF
+// gives them, and the abstract's maxima (docs/fidelity.md).
+const (
+	caPerModelSource = "CachedAttention ATC'24 PDF p.10-12, per a third-party reading card"
+	caCostSource     = "CachedAttention ATC'24 PDF p.11 (cost), per a third-party reading card"
+	caAbstractSource = "CachedAttention ATC'24 abstract (USENIX page; arXiv 2403.19708v3)"
+	secondary        = "confirmed, secondary"
+	primary          = "confirmed, primary"
+	caPaperScenario  = "docs/examples/cachedattention-paper.yaml"
+)
+
+// caPaperScaleReason is why the replay at the paper's 9,000 sessions is
+// reported, not held.
+const caPaperScaleReason = "at 9,000 sessions the drives stall under the demotions and LLaMA-65B saturates (docs/fidelity.md); " +
+	"what the paper's system does that kvcosim does not is issue 39's step 2"
+
+// caModel is one model's published figures (TTFT reduction, hit rate,
+// prefill throughput and cost reduction, each against RE) and the known
+// gaps of kvcosim's by figure ("ttft", "hit", "throughput", "cost").
+type caModel struct {
+	name                        string
+	ttft, hit, throughput, cost float64
+	gaps                        map[string]string
+}
+
+// Reasons kvcosim misses a CachedAttention figure (docs/fidelity.md).
+const (
+	caCostGap = "kvcosim charges the hardware over the run's simulated time, which decoding and the closed loop's pacing set for both designs (RE's run is 9-19 % longer); " +
+		"the paper's cost reductions track its prefill throughputs, as if they counted prefill's GPU time"
+	caThroughputGap = "the ratio is RE's mean TTFT over CA's, 1 / (1 - TTFT reduction): a TTFT reduction a few points short of the paper's is tens of per cent of throughput"
+)
+
+var caModels = []caModel{
+	{"llama-2-13b", 0.85, 0.86, 6.8, 0.70, map[string]string{"throughput": caThroughputGap + " (81 % gives 5.3x)", "cost": caCostGap}},
+	{"llama-65b", 0.61, 0.71, 2.6, 0.43, map[string]string{
+		"ttft": "above the band: the drive's reads go before the programs queued on its planes (docs/studies.md); the paper's 61 % rested on a wait no controller of this class makes",
+		"hit": "kvcosim's hit rate depends only on the context window (65B and Falcon-40B, both 2,048 tokens, get the same on every seed) and no lookup misses at 900 sessions: " +
+			"the paper's 71 % against Falcon's 90 % cannot come out; 65B sits on the band's edge, over it on some seeds",
+		"throughput": "follows the TTFT reduction, above the band", "cost": caCostGap}},
+	{"llama-2-70b", 0.87, 0.89, 7.8, 0.66, map[string]string{"cost": caCostGap}},
+	{"falcon-40b", 0.86, 0.90, 7.2, 0.68, map[string]string{"throughput": caThroughputGap + " (Falcon-40B's 78 %, 8 points under, gives 4.5x)", "cost": caCostGap}},
+}
+
+// cachedAttentionCheck replays the paper's experiment (the example sweep:
+// RE against CA on each model) with extra overrides.
+func cachedAttentionCheck(name string, extra []string, reportOnly string) fidelityCheck {
+	c := fidelityCheck{name: name, reportOnly: reportOnly, runs: func(env fidelityEnv) ([]fidelityRun, error) {
+		sw, err := scenario.LoadSweep(filepath.Join(env.root, caPaperScenario))
+		if err != nil {
+			return nil, err
+		}
+		var runs []fidelityRun
+		for _, p := range sw.Points() {
+			runs = append(runs, fidelityRun{label: strings.Join(p.Values, " "), base: sw.Base, sets: append(p.Sets, extra...)})
+		}
+		return runs, nil
+	}}
+	if reportOnly != "" {
+		c.maxSeeds = 1
+	}
+	for _, m := range caModels {
+		c.figures = append(c.figures,
+			fidelityFigure{Figure: m.name + " TTFT reduction", Published: m.ttft, Unit: "share", Source: caPerModelSource, Status: secondary, Band: pointsBand10, Gap: m.gaps["ttft"], value: caFigure(m.name, caTTFTReduction)},
+			fidelityFigure{Figure: m.name + " hit rate", Published: m.hit, Unit: "share", Source: caPerModelSource, Status: secondary, Band: pointsBand10, Gap: m.gaps["hit"], value: caFigure(m.name, caHitRate)},
+			fidelityFigure{Figure: m.name + " prefill throughput", Published: m.throughput, Unit: "x", Source: caPerModelSource, Status: secondary, Band: relativeBand15, Gap: m.gaps["throughput"], value: caFigure(m.name, caThroughput)},
+			fidelityFigure{Figure: m.name + " cost reduction", Published: m.cost, Unit: "share", Source: caCostSource, Status: secondary, Band: relativeBand15, Gap: m.gaps["cost"], value: caFigure(m.name, caCostReduction)})
+	}
+	c.figures = append(c.figures,
+		fidelityFigure{Figure: "TTFT reduction, up to", Published: 0.87, Unit: "share", Source: caAbstractSource, Status: primary, Band: pointsBand10, value: caBest(caTTFTReduction)},
+		fidelityFigure{Figure: "prefill throughput, up to", Published: 7.8, Unit: "x", Source: caAbstractSource, Status: primary, Band: relativeBand15, value: caBest(caThroughput)},
+		fidelityFigure{Figure: "cost reduction, up to", Published: 0.70, Unit: "share", Source: caAbstractSource, Status: primary, Band: relativeBand15, Gap: caCostGap, value: caBest(caCostReduction)})
+	return c
+}
+
+// caMeasure is a CachedAttention figure from one model's RE and CA runs.
+type caMeasure func(re, ca reports.Summary) float64
+
+// caTTFTReduction is 1 - mean TTFT of CA / mean TTFT of RE over all turns.
+func caTTFTReduction(re, ca reports.Summary) float64 { return 1 - ca.TTFTms.Mean/re.TTFTms.Mean }
+
+// caHitRate is the share of prompt tokens CA reused.
+func caHitRate(_, ca reports.Summary) float64 { return ca.HitRatioTokens }
+
+// caThroughput is the prefill throughput of CA over RE's: the same prompt
+// tokens prefilled, so RE's mean TTFT over CA's (the paper's four figures
+// are 1 / (1 - its TTFT reductions) within 0.1x).
+func caThroughput(re, ca reports.Summary) float64 { return re.TTFTms.Mean / ca.TTFTms.Mean }
+
+// caCostReduction is 1 - CA's cost per output token / RE's.
+func caCostReduction(re, ca reports.Summary) float64 {
+	return 1 - ca.Cost.USDPerMillionOutputTokens/re.Cost.USDPerMillionOutputTokens
+}
+
+// caFigure is measure on one model's runs.
+func caFigure(model string, measure caMeasure) func(fidelityInputs, int) float64 {
+	return func(in fidelityInputs, seed int) float64 {
+		s := in.seeds[seed]
+		return measure(s[model+" recompute"], s[model+" cachedattention"])
+	}
+}
+
+// caBest is the greatest of measure over the models: the abstract's "up
+// to".
+func caBest(measure caMeasure) func(fidelityInputs, int) float64 {
+	return func(in fidelityInputs, seed int) float64 {
+		best := math.Inf(-1)
+		for _, m := range caModels {
+			best = math.Max(best, caFigure(m.name, measure)(in, seed))
+		}
+		return best
+	}
+}
+
+// The Mooncake traces (FAST'25, Table 2 p.9) bundled for the replays.
+const (
+	mooncakeConversation = "workloads/testdata/mooncake_conversation_trace.jsonl.gz"
+	mooncakeSynthetic    = "workloads/testdata/mooncake_synthetic_trace.jsonl.gz"
+	mooncakeSource       = "Mooncake FAST'25 Table 2 p.9"
+)
+
+// mooncakeCheck holds the traces' cache ratios with an unlimited store:
+// their ideal prefix hit ratio in tokens, which the closed-loop replay
+// reaches exactly (scenario's TestClosedLoopHitRatioEqualsTheIdeal), so
+// no run is needed and no seed changes it.
+func mooncakeCheck() fidelityCheck {
+	ratio := func(trace string) func(fidelityInputs, int) float64 {
+		return func(in fidelityInputs, _ int) float64 { return in.traces[trace].HitRatioTokens() }
+	}
+	return fidelityCheck{name: "mooncake", traces: []string{mooncakeConversation, mooncakeSynthetic}, figures: []fidelityFigure{
+		{Figure: "conversation cache ratio", Published: 0.40, Unit: "share", Source: mooncakeSource + ", §5.2.1", Status: primary, Band: pointsBand5, value: ratio(mooncakeConversation)},
+		{Figure: "synthetic cache ratio", Published: 0.66, Unit: "share", Source: mooncakeSource, Status: primary, Band: pointsBand5, value: ratio(mooncakeSynthetic)},
+	}}
+}
+
+// The LMCache measurement (LMCache/lmcache-tests README.md:24, commit
+// 0cf4fd2): Mistral-7B-Instruct-v0.2 on one A40, a 25,503-token context,
+// TTFT recomputed 5.259 s, from local CPU memory 0.2517 s, from a remote
+// CPU store pipelined 1.395-1.491 s.
+const lmcacheSource = "LMCache/lmcache-tests README.md:24 (commit 0cf4fd2)"
+
+// mistral7B is Mistral-7B-Instruct-v0.2's shape (its config.json: 32
+// layers, hidden 4096, 32 heads, 8 KV heads of 128, MLP 14336, vocabulary
+// 32000, 7.24 B parameters, a 32K window).
+var mistral7B = []string{"model=custom", "custom_model.layers=32", "custom_model.hidden=4096", "custom_model.heads=32",
+	"custom_model.kv_heads=8", "custom_model.head_dim=128", "custom_model.intermediate=14336", "custom_model.vocab=32000",
+	"custom_model.params_b=7.24", "custom_model.context_tokens=32768"}
+
+// a40Device is NVIDIA's A40 over the A100's fitted efficiencies: 149.7
+// dense BF16 TFLOPS, 696 GB/s of GDDR6, 48 GB, 84 SMs (docs/fidelity.md
+// cites the spec sheet's copies).
+const a40Device = "base: a100-80gb\npeak_tflops: 149.7\nmem_bandwidth_tbps: 0.696\nmem_gb: 48\nsms: 84\n"
+
+// lmcacheTrace is the test's two calls: the 25,503-token document asked
+// once (filling the store), then again 60 s later with a one-token question
+// (the test repeats the same prompt; one token of output each).
+const lmcacheTrace = `{"session": "doc", "turn": 0, "arrival_s": 0, "new_tokens": 25502, "output_tokens": 1}
+{"session": "doc", "turn": 1, "arrival_s": 60, "new_tokens": 1, "output_tokens": 1}
+`
+
+// lmcacheCheck replays the measurement: recompute against lmcache, the
+// second call's TTFT (a resumed turn's, the KV dropped from the GPU).
+func lmcacheCheck() fidelityCheck {
+	runs := func(env fidelityEnv) ([]fidelityRun, error) {
+		device, trace := filepath.Join(env.tmp, "a40.yaml"), filepath.Join(env.tmp, "lmcache.jsonl")
+		if err := os.WriteFile(device, []byte(a40Device), 0o644); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(trace, []byte(lmcacheTrace), 0o644); err != nil {
+			return nil, err
+		}
+		common := append(mistral7B[:len(mistral7B):len(mistral7B)], "accelerator.device_file="+device, "accelerator.tp=1",
+			"cpu.gpu_link=gen4x16", "workload.kind=sessions", "workload.path="+trace, "accelerator.retain=off")
+		var runs []fidelityRun
+		for _, d := range []string{"recompute", "lmcache"} {
+			runs = append(runs, fidelityRun{label: d, sets: append(common[:len(common):len(common)], "system.design="+d)})
+		}
+		return runs, nil
+	}
+	local := func(in fidelityInputs, seed int) float64 {
+		s := in.seeds[seed]
+		return s["recompute"].ResumedTTFTms.Mean / s["lmcache"].ResumedTTFTms.Mean
+	}
+	return fidelityCheck{name: "lmcache", runs: runs, figures: []fidelityFigure{
+		{Figure: "local CPU TTFT speed-up", Published: 5.259 / 0.2517, Unit: "x", Source: lmcacheSource, Status: primary, Band: relativeBand30, value: local,
+			Gap: "kvcosim loads the 3.34 GB in about 115 ms (29 GB/s) where LMCache v0.1 took 252 ms, and recomputes 1.3x slower than measured: 58x"},
+		{Figure: "remote CPU TTFT speed-up (pipelined)", Published: 5.259 / 1.443, Unit: "x", Source: lmcacheSource, Status: primary, Band: relativeBand30,
+			Gap: "not modelled: LMCache's remote store holds CacheGen-compressed KV (under 500 MB for 3.34 GB) over 5 Gbps; kvcosim's lmcache has no remote tier and moves raw bytes"},
+	}}
+}
