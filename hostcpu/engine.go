@@ -426,17 +426,11 @@ func (p pager) backIn(n *nodeState) []store.Hop {
 // movedOut takes a swapped or stored request's KV having left the device:
 // it waits to be let in again.
 func (p pager) movedOut(slot int) {
-	s := p.s
-	r := s.reqs.At(slot)
-	if p.later(r, opPreemptedOut, slot) {
-		return
+	if r := p.moveEnded(slot, opPreemptedOut, TaskPreempt); r != nil {
+		n := p.s.nodes[r.node]
+		n.resumable.Push(slot)
+		p.s.kick(n)
 	}
-	r.moving = false
-	s.span(r.node, PartAccel, TaskPreempt, p.mode().String(), r.sess.id, r.rec.Turn, r.preemptedAt, r.context*s.cfg.KVBytesPerToken,
-		"tokens", strconv.FormatInt(r.context, 10))
-	n := s.nodes[r.node]
-	n.resumable.Push(slot)
-	s.kick(n)
 }
 
 // resume puts a preempted request back in the batch; a swapped or stored
@@ -455,15 +449,24 @@ func (p pager) resume(n *nodeState, slot int) {
 
 // movedIn takes a preempted request's KV being back: it runs again.
 func (p pager) movedIn(slot int) {
+	if r := p.moveEnded(slot, opPreemptedIn, TaskResume); r != nil {
+		p.s.kick(p.s.nodes[r.node])
+	}
+}
+
+// moveEnded ends a preempted request's move out or back in (op), its span
+// traced as task, and returns the request; nil where the move is taken up
+// again after the events due now (later).
+func (p pager) moveEnded(slot int, op int32, task string) *request {
 	s := p.s
 	r := s.reqs.At(slot)
-	if p.later(r, opPreemptedIn, slot) {
-		return
+	if p.later(r, op, slot) {
+		return nil
 	}
 	r.moving = false
-	s.span(r.node, PartAccel, TaskResume, p.mode().String(), r.sess.id, r.rec.Turn, r.preemptedAt, r.context*s.cfg.KVBytesPerToken,
+	s.span(r.node, PartAccel, task, p.mode().String(), r.sess.id, r.rec.Turn, r.preemptedAt, r.context*s.cfg.KVBytesPerToken,
 		"tokens", strconv.FormatInt(r.context, 10))
-	s.kick(s.nodes[r.node])
+	return r
 }
 
 // later raises op again after the events due now when a move ended
