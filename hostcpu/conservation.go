@@ -89,10 +89,14 @@ func (s *System) Conservation() (Conservation, error) {
 // counts that did not add up (the requests never decided), naming nothing.
 func (s *System) stalled() error {
 	for _, n := range s.nodes {
-		if n.waiting.Len() == 0 || len(n.running) > 0 {
+		queue := &n.waiting
+		if n.resumable.Len() > 0 { // a preempted request goes first
+			queue = &n.resumable
+		}
+		if queue.Len() == 0 || len(n.running) > 0 {
 			continue
 		}
-		r := s.reqs.At(n.waiting.Peek())
+		r := s.reqs.At(queue.Peek())
 		tokens := s.pages.admissionTokens(r)
 		remedy := "give the accelerator more KV memory (accelerator.kv_capacity) or run fewer sessions at once (workload.max_concurrency)"
 		if s.preloads.on {
@@ -101,7 +105,7 @@ func (s *System) stalled() error {
 		return fmt.Errorf("hostcpu: at %v: node %d stalled with %d requests waiting and none running: "+
 			"the first (session %d, turn %d) needs %d more KV blocks, %d of %d are free, and the sessions "+
 			"holding the rest have turns on the way or queued behind it; %s",
-			s.eng.Now(), n.index, n.waiting.Len(), r.sess.id, r.rec.Turn, n.KV.Extra(r.sess.id, tokens), n.KV.Free(), n.KV.Total(), remedy)
+			s.eng.Now(), n.index, n.waiting.Len()+n.resumable.Len(), r.sess.id, r.rec.Turn, n.KV.Extra(r.sess.id, tokens), n.KV.Free(), n.KV.Total(), remedy)
 	}
 	return nil
 }

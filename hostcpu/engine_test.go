@@ -135,6 +135,25 @@ func TestIncrementalBlocksStayWithinCapacity(t *testing.T) {
 	}
 }
 
+// A request that runs alone and lacks blocks that only sessions with turns
+// waiting behind it hold fails the run, naming the keys to change: it
+// used to preempt itself, move its KV out and back in and ask again, for
+// ever (a review found the run on this workload never ended under swap).
+func TestARequestAloneShortOfBlocksFailsTheRun(t *testing.T) {
+	rng := rand.New(rand.NewPCG(82, 13))
+	sessions := randomChats(rng)
+	kvTokens := int64(420 + rng.IntN(900))
+	for _, mode := range []Preemption{PreemptSwap} {
+		cfg := rigConfig(t, "recompute")
+		cfg.Engine, cfg.MaxBatch, cfg.TokenBudget = Engine{KVAlloc: AllocIncremental, Preemption: mode}, 8, 256
+		r := newRig(t, rigSpec{cfg: cfg, kvTokens: kvTokens, sessions: sessions})
+		r.eng.Run()
+		require.Error(t, r.s.Failure(), "%s", mode)
+		assert.Contains(t, r.s.Failure().Error(), "running alone", "%s", mode)
+		assert.Contains(t, r.s.Failure().Error(), "accelerator.kv_capacity", "%s", mode)
+	}
+}
+
 // Under memory pressure the incremental engine runs more requests at
 // once than reserving prompt and output whole, and preempts to do it.
 func TestIncrementalRunsMoreAtOnceThanReserve(t *testing.T) {

@@ -58,8 +58,8 @@ func (s *System) kick(n *nodeState) {
 		return
 	}
 	s.pages.schedule(n)
-	if len(n.members) == 0 {
-		return
+	if len(n.members) == 0 || s.failure != nil {
+		return // nothing to run, or the run has failed
 	}
 	n.iterating = true
 	s.counts.Iterations++
