@@ -261,6 +261,9 @@ func TestStudyRefusesBadInput(t *testing.T) {
 // Llama-3-70B's (the map keeps the histories its memory holds); on one
 // seed, to stay fast.
 func TestStudyTakesOtherScenarios(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two whole studies (8 s; minutes under the race detector): run without -short")
+	}
 	for _, c := range []struct {
 		name string
 		args []string
