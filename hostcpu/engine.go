@@ -338,7 +338,7 @@ func (p pager) allocate(n *nodeState) bool {
 			// Alone, it would preempt itself and come back to the same
 			// blocks held by sessions whose turns wait behind it: nothing
 			// would ever free them.
-			s.check(fmt.Errorf("hostcpu: at %v: node %d: session %d, running alone, needs %d more KV blocks, %d of %d are free, "+
+			s.check(fmt.Errorf("hostcpu: at %v: node %d stalled: session %d, running alone, needs %d more KV blocks, %d of %d are free, "+
 				"and the sessions holding the rest have turns waiting behind it; give the accelerator more KV memory "+
 				"(accelerator.kv_capacity) or run fewer sessions at once (workload.max_concurrency)",
 				s.eng.Now(), n.index, r.sess.id, n.KV.Extra(r.sess.id, need), n.KV.Free(), n.KV.Total()))
