@@ -2,6 +2,7 @@ package accel
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/kvcosim/kvcosim/sim"
 )
@@ -29,6 +30,19 @@ type Executor struct {
 	iterations  int64
 	tokens      int64
 	shapes      *shapeCosts
+	run         decodeRun
+}
+
+// decodeRun is a run of decode steps in flight (RunDecodes): the step's
+// contexts, when each step ends, the batch's tokens a step, whom to tell at
+// the end, and the generation that tells the wake-up in force from those a
+// Cut left stale.
+type decodeRun struct {
+	contexts []int64
+	ends     []sim.Time
+	tokens   int64
+	done     sim.Event
+	gen      int32
 }
 
 // NewExecutor validates the limits.
@@ -75,6 +89,81 @@ func (x *Executor) Run(it Iteration, done sim.Event) Cost {
 		x.eng.Schedule(x.busyUntil, done)
 	}
 	return c
+}
+
+// RunDecodes starts steps consecutive decode-only iterations now, the
+// first it and each later one with every context a token longer (what the
+// scheduler hands over step by step while its batch stays the same), and
+// raises done once, at the last one's end, which it returns. Each step is
+// priced, counted and kept busy exactly as Run would, so one event stands
+// for steps iterations with the same times and totals (issue 41); Cut ends
+// the run sooner. Prefill chunks in it, or running while busy, are
+// scheduler bugs and panic.
+func (x *Executor) RunDecodes(it Iteration, steps int, done sim.Event) sim.Time {
+	if len(it.Prefills) > 0 || x.Busy() {
+		panic(fmt.Sprintf("accel %s at %v: a decode run of %d prefill chunks, or started before %v", x.name, x.eng.Now(), len(it.Prefills), x.busyUntil))
+	}
+	r := &x.run
+	r.contexts = append(r.contexts[:0], it.Decodes...)
+	step := Iteration{Decodes: r.contexts}
+	r.ends, r.tokens, r.done = r.ends[:0], int64(len(step.Decodes)), done
+	end := x.eng.Now()
+	seqs, tokens := len(step.Decodes), step.Tokens()
+	if seqs == 0 || seqs > x.maxBatch || tokens > x.tokenBudget {
+		panic(fmt.Sprintf("accel %s at %v: decode steps of %d sequences break the limits %d / %d", x.name, end, seqs, x.maxBatch, x.tokenBudget))
+	}
+	byTokens, bySequences, k := x.shapes.byTokens(x.node, tokens), x.shapes.bySequences(x.node, seqs), x.shapes.constants(x.node)
+	for range steps {
+		c := x.node.costWith(step, tokens, byTokens, bySequences, k)
+		x.busy += c.Total
+		end += c.Total
+		r.ends = append(r.ends, end)
+		for i := range step.Decodes {
+			step.Decodes[i]++
+		}
+	}
+	x.iterations += int64(steps)
+	x.tokens += int64(steps) * tokens
+	x.busyUntil = end
+	x.wake(end)
+	return end
+}
+
+// wake raises the run's done at end, after the wake-ups before it.
+func (x *Executor) wake(end sim.Time) {
+	x.run.gen++
+	x.eng.Schedule(end, sim.Event{Handler: x, Op: x.run.gen})
+}
+
+// Handle takes the wake-up of a decode run and raises its done; a wake-up
+// a Cut made stale does nothing.
+func (x *Executor) Handle(ev sim.Event) {
+	if ev.Op != x.run.gen {
+		return
+	}
+	x.run.ends = x.run.ends[:0]
+	x.run.done.Handler.Handle(x.run.done)
+}
+
+// Cut ends the decode run in flight at its first step to end at or after
+// at, as if the scheduler had looked at its batch again there: the steps
+// after it are taken back (their busy time and counts) and done comes at
+// that step's end. It returns how many steps it took back (0 without a run
+// or when the last step is the first to end by at) and when the run ends.
+func (x *Executor) Cut(at sim.Time) (back int, end sim.Time) {
+	ends := x.run.ends
+	keep, _ := slices.BinarySearch(ends, at)
+	if keep >= len(ends)-1 {
+		return 0, x.busyUntil
+	}
+	cut := len(ends) - 1 - keep
+	x.busy -= ends[len(ends)-1] - ends[keep]
+	x.iterations -= int64(cut)
+	x.tokens -= int64(cut) * x.run.tokens
+	x.run.ends = ends[:keep+1]
+	x.busyUntil = ends[keep]
+	x.wake(ends[keep])
+	return cut, x.busyUntil
 }
 
 // ExecutorStats are an executor's totals.

@@ -62,3 +62,59 @@ func randomIteration(r *rand.Rand, budget int64) Iteration {
 	}
 	return it
 }
+
+// TestDecodeRunIsItsSteps holds a decode run to the steps run one by one:
+// the same ends, busy time and counts, and after a Cut at any moment the
+// steps up to the first to end from then on, its done raised there once.
+func TestDecodeRunIsItsSteps(t *testing.T) {
+	m, err := ModelPreset("llama-3-8b")
+	require.NoError(t, err)
+	d, err := DevicePreset("h100-sxm")
+	require.NoError(t, err)
+	for _, kernels := range []KernelCost{DefaultSampling(), NewBeamSearch(m, 4, BF16)} {
+		n, err := NewNode(m, d, 1, BF16, BF16, 0, kernels)
+		require.NoError(t, err)
+		const steps = 40
+		it := Iteration{Decodes: []int64{7, 300, 4096}}
+		stepped, ends := stepByStep(t, n, it, steps)
+		for _, cutAt := range []int{-1, 0, 1, 17, steps - 2, steps - 1} {
+			eng := sim.NewEngine(0)
+			x, err := NewExecutor(eng, "accel", n, 8, 512)
+			require.NoError(t, err)
+			d := &doneAt{eng: eng}
+			require.Equal(t, ends[steps-1], x.RunDecodes(it, steps, sim.Event{Handler: d}))
+			want, wantEnd := stepped[steps-1], ends[steps-1]
+			if cutAt >= 0 {
+				at := ends[cutAt] - 1 // just before step cutAt ends: it is the last
+				eng.RunUntil(at)
+				back, end := x.Cut(at)
+				require.Equal(t, steps-1-cutAt, back)
+				want, wantEnd = stepped[cutAt], ends[cutAt]
+				require.Equal(t, wantEnd, end)
+			}
+			eng.Run()
+			require.Equal(t, []sim.Time{wantEnd}, d.at, "%T cut at %d: done once, at the last step's end", kernels, cutAt)
+			require.Equal(t, want, x.Stats(), "%T cut at %d", kernels, cutAt)
+		}
+	}
+}
+
+// stepByStep runs steps decode iterations of it one at a time, each
+// context a token longer, and returns the stats and end after each.
+func stepByStep(t *testing.T, n *Node, it Iteration, steps int) ([]ExecutorStats, []sim.Time) {
+	eng := sim.NewEngine(0)
+	x, err := NewExecutor(eng, "accel", n, 8, 512)
+	require.NoError(t, err)
+	var stats []ExecutorStats
+	var ends []sim.Time
+	step := Iteration{Decodes: append([]int64(nil), it.Decodes...)}
+	for range steps {
+		c := x.Run(step, sim.Event{})
+		eng.RunUntil(eng.Now() + c.Total)
+		stats, ends = append(stats, x.Stats()), append(ends, eng.Now())
+		for i := range step.Decodes {
+			step.Decodes[i]++
+		}
+	}
+	return stats, ends
+}

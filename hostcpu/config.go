@@ -71,6 +71,10 @@ type Config struct {
 	// MaxBatch and TokenBudget bound each iteration (also the executor's).
 	MaxBatch    int
 	TokenBudget int64
+	// StepByStep gives every iteration an event of its own, where a run
+	// of decode steps otherwise takes one (decoderun.go): the same run,
+	// more slowly, for the tests that hold the two byte-identical.
+	StepByStep bool
 	// Engine is how the scheduler allocates device KV memory, preempts
 	// and chunks prefills (engine.go).
 	Engine Engine
@@ -146,6 +150,16 @@ func (c Config) Run(tiers int) mech.Run {
 // the iteration's slices are the scheduler's, reused after Run returns.
 type Executor interface {
 	Run(it accel.Iteration, done sim.Event) accel.Cost
+}
+
+// DecodeRunner is an Executor that also runs decode steps in a row, one
+// event for all of them (accel.Executor; decoderun.go): RunDecodes starts
+// steps and returns when they end, Cut ends them at the first step to end
+// from at on, returning how many it took back and the new end. An
+// Executor without it runs every step on its own.
+type DecodeRunner interface {
+	RunDecodes(it accel.Iteration, steps int, done sim.Event) sim.Time
+	Cut(at sim.Time) (back int, end sim.Time)
 }
 
 // Node is one node's hardware, assembled by the scenario: the

@@ -23,6 +23,9 @@ type nodeState struct {
 	members   []member        // the running iteration's work, per request
 	it        accel.Iteration // the slices build reuses
 	iterating bool
+	// steps: the decode steps the running iteration stands for (1, or a
+	// decode run's; decoderun.go)
+	steps int
 	// scheduling: the pager is forming the next iteration
 	scheduling bool
 	residents  map[int64]*session
@@ -55,6 +58,7 @@ func (s *System) enqueue(slot int) {
 // kick starts the next iteration if the accelerator is idle.
 func (s *System) kick(n *nodeState) {
 	if n.iterating {
+		s.runs.cut(n) // what changed is looked at when the step running ends
 		return
 	}
 	s.pages.schedule(n)
@@ -62,10 +66,22 @@ func (s *System) kick(n *nodeState) {
 		return // nothing to run, or the run has failed
 	}
 	n.iterating = true
-	s.counts.Iterations++
-	s.counts.IterationSequences += int64(len(n.members))
-	n.iterCost = n.Exec.Run(n.it, sim.Event{Handler: s, Op: opIteration, Arg: int64(n.index)}).Total
-	n.iterEnd = s.eng.Now() + n.iterCost
+	done := sim.Event{Handler: s, Op: opIteration, Arg: int64(n.index)}
+	if n.steps = s.runs.steps(n); n.steps > 1 {
+		n.iterEnd = n.Exec.(DecodeRunner).RunDecodes(n.it, n.steps, done)
+		n.iterCost = n.iterEnd - s.eng.Now()
+	} else {
+		n.iterCost = n.Exec.Run(n.it, done).Total
+		n.iterEnd = s.eng.Now() + n.iterCost
+	}
+	s.counts.addIterations(n.steps, len(n.members))
+}
+
+// addIterations counts steps iterations of batch sequences each
+// (negative: takes them back).
+func (c *Counts) addIterations(steps, batch int) {
+	c.Iterations += int64(steps)
+	c.IterationSequences += int64(steps * batch)
 }
 
 // computeLastToken leaves the last prompt token to be computed when the
@@ -198,6 +214,7 @@ func (s *System) iterationDone(n *nodeState) {
 	}
 	now := s.eng.Now()
 	n.iterating = false
+	s.runs.reserve(n)
 	for _, m := range n.members {
 		r := s.reqs.At(m.slot)
 		if s.fn != nil {
@@ -216,9 +233,9 @@ func (s *System) iterationDone(n *nodeState) {
 				r.rec.TTFT = now - r.rec.Arrival
 			}
 		} else {
-			r.context++
+			r.context += int64(n.steps)
 		}
-		r.outputLeft--
+		r.outputLeft -= int64(n.steps)
 		if r.outputLeft == 0 {
 			s.finish(n, m.slot)
 		}

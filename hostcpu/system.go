@@ -184,6 +184,7 @@ type System struct {
 	// the mechanisms
 	window   truncation
 	pages    pager
+	runs     decodeRuns
 	export   exporter
 	loads    layerwise
 	fetch    prefetcher
@@ -224,7 +225,7 @@ func NewSystem(eng *sim.Engine, cfg Config, nodes []Node, pool *kvstore.Pool, w 
 	s := &System{eng: eng, cfg: cfg, pool: pool, router: router{migrate: cfg.MigrateFraction, rng: streams.Stream("hostcpu/routing")},
 		counts: Counts{Decisions: map[string]int64{}}}
 	s.keys = keysOf(cfg)
-	s.pages = pager{s}
+	s.pages, s.runs = pager{s}, decodeRuns{s}
 	s.window, s.export, s.loads, s.fetch, s.ahead, s.preloads = truncation{s}, exporter{s: s}, layerwise{s}, prefetcher{s}, lookAheads{s: s}, preloader{s: s}
 	s.moves = &mover{owner: s, chunk: cfg.Mech.ChunkBytes}
 	s.store = cfg.Design.New(host{s}, store.Params{Scheme: cfg.Scheme, CPUHashBandwidth: cfg.CPUHashBandwidth, HostAccessLatency: cfg.HostAccessLatency,
