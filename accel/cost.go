@@ -180,16 +180,10 @@ func (n *Node) Cost(it Iteration) Cost { return n.costOf(it, it.Tokens(), nil) }
 // costOf is Cost with the iteration's tokens counted and the parts its
 // shape alone sets taken from memo (nil: priced afresh).
 func (n *Node) costOf(it Iteration, tokens int64, memo *shapeCosts) Cost {
-	seqs := it.Sequences()
-	return n.costWith(it, tokens, memo.byTokens(n, tokens), memo.bySequences(n, seqs), memo.constants(n))
-}
-
-// costWith is costOf with the parts the shape sets at hand (a decode
-// run's steps share them).
-func (n *Node) costWith(it Iteration, tokens int64, byTokens tokenPart, bySequences sequencePart, k nodeConstants) Cost {
 	d := &n.Device
 	seqs := it.Sequences()
-	w := n.workOf(it, tokens, byTokens, bySequences, k)
+	byTokens, bySequences := memo.byTokens(n, tokens), memo.bySequences(n, seqs)
+	w := n.workOf(it, tokens, byTokens, bySequences, memo.constants(n))
 	kernels := bySequences.kernels
 	if !bySequences.contextFree {
 		kernels = n.kernelTime(seqs, meanContext(it))

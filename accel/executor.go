@@ -112,11 +112,11 @@ func (x *Executor) RunDecodes(it Iteration, steps int, done sim.Event) sim.Time 
 	if seqs == 0 || seqs > x.maxBatch || tokens > x.tokenBudget {
 		panic(fmt.Sprintf("accel %s at %v: decode steps of %d sequences break the limits %d / %d", x.name, end, seqs, x.maxBatch, x.tokenBudget))
 	}
-	byTokens, bySequences, k := x.shapes.byTokens(x.node, tokens), x.shapes.bySequences(x.node, seqs), x.shapes.constants(x.node)
+	price := newDecodeSteps(x.node, x.shapes, seqs)
 	for range steps {
-		c := x.node.costWith(step, tokens, byTokens, bySequences, k)
-		x.busy += c.Total
-		end += c.Total
+		took := price.total(step.Decodes)
+		x.busy += took
+		end += took
 		r.ends = append(r.ends, end)
 		for i := range step.Decodes {
 			step.Decodes[i]++

@@ -118,3 +118,41 @@ func stepByStep(t *testing.T, n *Node, it Iteration, steps int) ([]ExecutorStats
 	}
 	return stats, ends
 }
+
+// TestDecodeStepsPriceAsCost holds the decode run's pricing to the cost
+// model: random decode-only iterations of every engine, on models and
+// devices of different shapes and tensor parallelism, with kernels that
+// read no context, a beam search's that does, and none.
+func TestDecodeStepsPriceAsCost(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, engine := range Engines {
+		for _, preset := range []struct {
+			model, device string
+			tp            int
+		}{{"llama-3-8b", "h100-sxm", 1}, {"llama-3-70b", "a100-80gb", 4}, {"llama-2-13b", "a100-80gb", 2}} {
+			m, err := ModelPreset(preset.model)
+			require.NoError(t, err)
+			d, err := DevicePreset(preset.device)
+			require.NoError(t, err)
+			slow := d // a device so slow that the steps are bound by compute, not memory
+			slow.PeakFLOPS /= 1000
+			for _, dev := range []Device{d, slow} {
+				for _, kernels := range []KernelCost{DefaultSampling(), NewBeamSearch(m, 4, BF16), nil} {
+					n, err := NewNode(m, dev, preset.tp, BF16, BF16, 0, kernels)
+					require.NoError(t, err)
+					n.Engine = engine
+					memo := newShapeCosts(8, 512)
+					for range 200 {
+						contexts := make([]int64, 1+r.IntN(8))
+						for i := range contexts {
+							contexts[i] = r.Int64N(30_000)
+						}
+						price := newDecodeSteps(n, memo, len(contexts))
+						it := Iteration{Decodes: contexts}
+						require.Equal(t, n.Cost(it).Total, price.total(contexts), "%s %s %T: %v", engine.Name, preset.model, kernels, contexts)
+					}
+				}
+			}
+		}
+	}
+}

@@ -13,10 +13,11 @@ func ms(t sim.Time) float64 { return float64(t) / 1e9 }
 
 // Rows returns requests.csv's rows, in order of arrival.
 func (res *Result) Rows() []reports.RequestRow {
-	var rows []reports.RequestRow
+	records := res.Run.sys.Records()
+	rows := make([]reports.RequestRow, 0, len(records))
 	tenants := res.Run.sessionTenants()
 	incremental := res.Run.l.resolved.host.Engine.KVAlloc == hostcpu.AllocIncremental
-	for _, r := range res.Run.sys.Records() {
+	for _, r := range records {
 		rows = append(rows, reports.RequestRow{ID: r.ID, Session: r.Session, Turn: r.Turn, Node: r.Node,
 			Decision: r.Decision.String(), Hit: r.Hit, ArrivalMs: ms(r.Arrival),
 			PromptTokens: r.PromptTokens, ReusedTokens: r.ReusedTokens, ResidentTokens: r.ResidentTokens,
@@ -39,10 +40,12 @@ func (res *Result) Summary() reports.Summary {
 		SimTimeS: now.Seconds(), Events: r.eng.Handled(),
 		RequestsRejected: r.sys.Rejected().Total(), SkippedTraceLines: r.skippedLines, Decisions: map[string]int64{}, Bytes: map[string]int64{},
 		Utilization: map[string]float64{}, Evictions: map[string]int64{}, Store: map[string]int64{}}
-	var ttft, tpot, e2e, resumed, kvWait []float64
-	var served []reports.Served
+	records := r.sys.Records()
+	ttft, tpot, e2e := make([]float64, 0, len(records)), make([]float64, 0, len(records)), make([]float64, 0, len(records))
+	var resumed, kvWait []float64
+	served := make([]reports.Served, 0, len(records))
 	var output int64
-	for _, rec := range r.sys.Records() {
+	for _, rec := range records {
 		if !rec.Done {
 			continue
 		}
