@@ -73,10 +73,11 @@ func WriteRequestsCSV(w io.Writer, rows []RequestRow) error {
 	}
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 6, 64) }
 	i := func(v int64) string { return strconv.FormatInt(v, 10) }
+	var rec []string
 	for _, r := range rows {
-		rec := []string{i(r.ID), i(r.Session), i(int64(r.Turn)), i(int64(r.Node)), r.Decision, strconv.FormatBool(r.Hit), f(r.ArrivalMs),
+		rec = append(rec[:0], i(r.ID), i(r.Session), i(int64(r.Turn)), i(int64(r.Node)), r.Decision, strconv.FormatBool(r.Hit), f(r.ArrivalMs),
 			i(r.PromptTokens), i(r.ReusedTokens), i(r.ResidentTokens), i(r.ComputedTokens), i(r.Output),
-			f(r.QueueMs), f(r.QueryMs), f(r.ImportMs), f(r.PrefillMs), f(r.DecodeMs), f(r.ExportMs), f(r.TTFTms), f(r.TPOTms), f(r.E2Ems), f(r.KVWaitMs), i(r.TruncatedTokens)}
+			f(r.QueueMs), f(r.QueryMs), f(r.ImportMs), f(r.PrefillMs), f(r.DecodeMs), f(r.ExportMs), f(r.TTFTms), f(r.TPOTms), f(r.E2Ems), f(r.KVWaitMs), i(r.TruncatedTokens))
 		if preempted {
 			rec = append(rec, i(r.Preempted.Times), i(r.Preempted.RecomputedTokens), i(r.Preempted.MovedBytes))
 		}
