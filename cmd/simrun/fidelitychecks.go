@@ -329,9 +329,9 @@ const lmcacheTrace = `{"session": "doc", "turn": 0, "arrival_s": 0, "new_tokens"
 
 // lmcacheVLLM is the test bed's vLLM (configs/vllm.yaml, utils/setup.py
 // at 0cf4fd2): max_model_len 32768 and no --enable-chunked-prefill, so
-// vLLM 0.5 prefills a prompt whole (its engine arguments turn chunked
-// prefill on by default only past 32,768 tokens) in a budget of
-// max_model_len.
+// vLLM 0.x prefills a prompt whole (chunked prefill was an experimental
+// flag, later on by default only past 32,768 tokens) in a budget of
+// max_model_len (docs/fidelity.md).
 var lmcacheVLLM = []string{"accelerator.max_model_len=32768", "accelerator.chunked_prefill=off", "accelerator.token_budget=32768"}
 
 // lmcacheV01 is LMCache as the test bed ran it (LMCache/LMCache at
