@@ -205,7 +205,7 @@ func TestNodeRejects(t *testing.T) {
 	_, err = NewNode(m, bad, 2, BF16, BF16, 0, nil)
 	assert.ErrorContains(t, err, "must be in [0.001, 1]")
 	_, err = DevicePreset("tpu-v5")
-	assert.ErrorContains(t, err, "valid accelerators are a100-80gb, a800, h100-sxm, h200, h800")
+	assert.ErrorContains(t, err, "valid accelerators are a100-80gb, a40, a800, h100-sxm, h200, h800")
 	_, err = NewNode(m, d, 3, BF16, BF16, 0, nil)
 	assert.ErrorContains(t, err, "tp = 3")
 }

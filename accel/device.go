@@ -129,6 +129,10 @@ var devicePresets = map[string]Device{
 	"a100-80gb": device("a100-80gb", 312, 2.039, 80, 300, 108, a100Fit),
 	"h800":      device("h800", 989.4, 3.35, 80, 200, 132, h100Fit),
 	"a800":      device("a800", 312, 2.039, 80, 200, 108, a100Fit),
+	// The A40 (GA102, PCIe Gen4 x16): its NVLink bridge joins two cards at
+	// 112.5 GB/s both ways together; an Ampere part, so the A100 class's
+	// efficiencies (docs/accel.md).
+	"a40": device("a40", 149.7, 0.696, 48, 56.25, 84, a100Fit),
 }
 
 // DevicePreset returns a device by name; an unknown name lists the valid

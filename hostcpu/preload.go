@@ -2,7 +2,6 @@ package hostcpu
 
 import (
 	"fmt"
-	"github.com/kvcosim/kvcosim/hostcpu/store"
 
 	"github.com/kvcosim/kvcosim/kvstore"
 	"github.com/kvcosim/kvcosim/sim"
@@ -129,7 +128,7 @@ func (pl *preloader) startPreload(sess *session, n *nodeState, extents []kvstore
 	for _, x := range extents {
 		if x.Bytes > 0 {
 			sess.preload.parts++
-			s.moves.start(ticket(opPreloaded, int(sess.index)), append(n.ToHost(x.Tier, x.Addr), store.Hop{Link: n.ToGPU}), x.Bytes)
+			s.moves.start(ticket(opPreloaded, int(sess.index)), append(n.ToHost(x.Tier, x.Addr), n.IntoGPU()...), x.Bytes)
 		}
 	}
 }

@@ -226,12 +226,41 @@ func (r *Run) buildNode(i int) (*builtNode, hostcpu.Node, error) {
 	}
 	hn := hostcpu.Node{Exec: n.exec, KV: kv, Node: store.Node{HostMemory: n.host, HostMemoryBytes: rs.hostMemory.CapacityBytes(),
 		ToGPU: n.gpu.HostToCard, FromGPU: n.gpu.CardToHost, Tiers: tiers}}
+	if err := r.buildCopies(i, &hn.Node); err != nil {
+		return nil, hostcpu.Node{}, err
+	}
 	if rs.host.Design.Card {
 		if err := r.buildFPGA(i, n, &hn, tiers[0]); err != nil {
 			return nil, hostcpu.Node{}, err
 		}
 	}
 	return n, hn, nil
+}
+
+// buildCopies adds the copies on the way into the accelerator besides
+// PCIe: the CUDA driver's staging copy of pageable host memory
+// (store.host_buffers: pageable), and the design's copy into the paged
+// blocks on the accelerator, a read and a write of each byte at the
+// device memory's streaming rate on each GPU of the tensor-parallel
+// group (each holds its share of the KV heads), a kernel launch each.
+func (r *Run) buildCopies(i int, n *store.Node) error {
+	rs := r.l.resolved
+	var err error
+	if rs.pageable > 0 {
+		link := sim.LinkConfig{Bandwidth: rs.pageable}
+		if n.Pageable, err = sim.NewLink(r.eng, fmt.Sprintf("node%d.pageable-copy", i), link); err != nil {
+			return err
+		}
+	}
+	if rs.host.Design.PagedCopy {
+		d := rs.node.Device
+		rate := float64(d.MemBandwidth) * d.MemoryEfficiency / 2 * float64(rs.node.TP)
+		link := sim.LinkConfig{Bandwidth: sim.Bandwidth(rate), Latency: d.KernelLaunch}
+		if n.PagedCopy, err = sim.NewLink(r.eng, fmt.Sprintf("node%d.paged-copy", i), link); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // buildFPGA adds the FPGA card: its PCIe link, HBM, the peer link to the

@@ -43,7 +43,7 @@ func TestDeviceFileReplacesThePresetsFigures(t *testing.T) {
 func TestDeviceFileAndEngineRejectBadInput(t *testing.T) {
 	cases := []struct{ name, device, want string }{
 		{"unknown key", "base: h100-sxm\nlinear_eff: 0.5\n", "my-gpu.yaml:2: key linear_eff: unknown key (valid keys here: allreduce_efficiency,"},
-		{"no base", "linear_efficiency: 0.5\n", "my-gpu.yaml: key base: missing: a device file names the preset it changes (a100-80gb, a800, h100-sxm, h200, h800)"},
+		{"no base", "linear_efficiency: 0.5\n", "my-gpu.yaml: key base: missing: a device file names the preset it changes (a100-80gb, a40, a800, h100-sxm, h200, h800)"},
 		{"a fraction of an SM", "base: h100-sxm\nsms: 1.9\n", `my-gpu.yaml:2: key sms: cannot use "1.9": want a whole number in range`},
 		{"a number in quotes", "base: h100-sxm\npeak_tflops: \"989\"\n", `my-gpu.yaml:2: key peak_tflops: cannot use "989": want a number`},
 		{"out of range", "base: h100-sxm\n\nmemory_efficiency: 1.5\n", "my-gpu.yaml:3: key memory_efficiency: 1.5 is out of range [0.001, 1]"},

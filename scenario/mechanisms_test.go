@@ -52,6 +52,33 @@ func TestLayerwiseLoadLowersResumedTTFT(t *testing.T) {
 	}
 }
 
+// TestImportsFromPageableMemoryRunAtTheStagingCopy: with the KV in
+// pageable host memory an import runs no faster than store.pageable_gbps,
+// below PCIe's rate (Gen5 x16, about 58 GB/s), where from pinned memory
+// the same imports take less than that; the same turns hit.
+func TestImportsFromPageableMemoryRunAtTheStagingCopy(t *testing.T) {
+	imports := func(res *Result) (n int, took sim.Time, bytes int64) {
+		for _, r := range res.Run.sys.Records() {
+			if r.Decision == hostcpu.Query && r.Hit {
+				n, took, bytes = n+1, took+r.Import, bytes+r.ImportBytes
+			}
+		}
+		return n, took, bytes
+	}
+	for _, design := range []string{"cpu", "lmcache", "cachedattention"} {
+		t.Run(design, func(t *testing.T) {
+			base := append([]string{"system.design=" + design, "store.load=whole", "store.prefetch=none", "store.preload=none"}, evicting...)
+			np, pinned, bytes := imports(simulate(t, base...))
+			nq, pageable, _ := imports(simulate(t, append(base, "store.host_buffers=pageable", "store.pageable_gbps=5")...))
+			require.Greater(t, np, 20)
+			assert.Equal(t, np, nq, "the same turns hit")
+			atStaging := sim.Bandwidth(5e9).TransferTime(bytes)
+			assert.GreaterOrEqual(t, pageable, atStaging, "no import outruns the staging copy")
+			assert.Less(t, pinned, atStaging, "from pinned memory PCIe sets the pace")
+		})
+	}
+}
+
 // backToBack is a sessions trace whose second turns arrive as the first
 // ends, while the first turn's export is still being written.
 func backToBack(t *testing.T) string {
@@ -368,6 +395,10 @@ func TestStoreKeysRefuseBadInput(t *testing.T) {
 		{[]string{"system.design=cpu", "storage.tiers=[{name: x, device: ddr5-4800, capacity: 1GB}, {name: '', device: kioxia-cm6, capacity: 2TB}]"}, "key storage.tiers[1].name: empty: every tier wants a name"},
 		{[]string{"mode=functional", "accelerator.max_model_len=512"}, "key accelerator.max_model_len: functional mode checks every turn"},
 		{[]string{"workload.context_policy=slide"}, `key workload.context_policy: "slide" is not allowed (allowed: truncate, reject)`},
+		{[]string{"store.host_buffers=mapped"}, `key store.host_buffers: "mapped" is not allowed (allowed: pinned, pageable)`},
+		{[]string{"system.design=fpga", "store.host_buffers=pageable"}, "key store.host_buffers: pageable: the fpga design keeps no host copy of the KV"},
+		{[]string{"system.design=recompute", "store.host_buffers=pageable"}, "key store.host_buffers: pageable: the recompute design keeps no host copy"},
+		{[]string{"system.design=lmcache", "store.pageable_gbps=0"}, "key store.pageable_gbps: 0 is out of range (allowed: 0.1 to 1000)"},
 		{[]string{"model=custom", "custom_model.layers=2", "custom_model.hidden=64", "custom_model.heads=4", "custom_model.kv_heads=2",
 			"custom_model.head_dim=16", "custom_model.intermediate=128", "custom_model.vocab=512", "custom_model.params_b=0.001",
 			"custom_model.context_tokens=-1"}, "key custom_model.context_tokens"},

@@ -36,8 +36,11 @@ type resolved struct {
 	exchangeAcc bool
 	// stream: fpga.forward=stream, the card's imports in store.chunk's
 	// pieces through their hops
-	stream      bool
-	p2p         sim.Bandwidth
+	stream bool
+	p2p    sim.Bandwidth
+	// pageable: store.host_buffers=pageable, the driver's staging copy's
+	// rate; 0: pinned
+	pageable    sim.Bandwidth
 	ssd         memory.SSDConfig // the one-tier form's device: one of drives
 	drives      int
 	tiers       []kvstore.Tier       // the pool's tiers, fastest first
@@ -547,6 +550,20 @@ func (r *resolver) resolveFPGA(sc *Scenario, out *resolved) {
 	}
 }
 
+// resolveHostBuffers reads where a CPU-run store keeps its host copy of
+// the KV: pageable memory costs the CUDA driver's staging copy at
+// store.pageable_gbps on the way into the accelerator.
+func (r *resolver) resolveHostBuffers(st Store, out *resolved) {
+	r.floatIn("store.pageable_gbps", st.PageableGBps, 0.1, 1000)
+	if r.oneOf("store.host_buffers", st.HostBuffers, "pinned", "pageable") != "pageable" {
+		return
+	}
+	if d := out.host.Design; !d.Stores || d.Card {
+		r.fail("store.host_buffers", "pageable: the %s design keeps no host copy of the KV to copy from (pageable takes cpu, lmcache or cachedattention)", d.Name)
+	}
+	out.pageable = sim.Bandwidth(st.PageableGBps * 1e9)
+}
+
 // maxDrives bounds storage.drives: the NVMe bays of a storage server.
 const maxDrives = 64
 
@@ -595,6 +612,7 @@ func (r *resolver) resolveStore(sc *Scenario, out *resolved) {
 	if out.stream {
 		out.fpga.ChunkBytes = m.ChunkBytes // the card streams its imports in store.chunk's pieces
 	}
+	r.resolveHostBuffers(st, out)
 	if r.err != nil || out.node == nil {
 		return
 	}

@@ -170,6 +170,11 @@ type Store struct {
 	Eviction       string `yaml:"eviction"`       // lru | queue-aware
 	Chunk          string `yaml:"chunk"`          // a size, or 0: whole extents hop by hop
 	DRAMTier       string `yaml:"dram_tier"`      // a size: the host-DRAM tier of a design that has one
+	// HostBuffers is where a CPU-run store's host copy of the KV is when
+	// it goes to the accelerator: pinned | pageable (the CUDA driver then
+	// copies it into its pinned staging buffers at PageableGBps).
+	HostBuffers  string  `yaml:"host_buffers"`
+	PageableGBps float64 `yaml:"pageable_gbps"`
 }
 
 // TierSpec is one tier of the storage pool.

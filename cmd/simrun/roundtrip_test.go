@@ -103,6 +103,7 @@ var roundTripMechanisms = []roundTripCase{
 	{"cachedattention, look-ahead and pre-load", []string{"system.design=cachedattention", "workload.max_concurrency=2", "store.dram_tier=16GiB",
 		"store.prefetch_window=3", "store.preload=queue", "store.preload_buffer=4GiB", "workload.closed_order=session"}},
 	{"cpu, whole extents", []string{"system.design=cpu", "store.chunk=0"}},
+	{"lmcache, pageable host buffers", []string{"system.design=lmcache", "store.host_buffers=pageable", "store.pageable_gbps=12"}},
 	{"fpga, two nodes migrating", []string{"system.design=fpga", "system.nodes=2", "system.routing=migrate", "system.migrate_fraction=0.5"}},
 	{"lmcache on a trace", append([]string{"system.design=lmcache", "workload.kind=mooncake", "workload.path=../../workloads/testdata/mooncake_conversation_trace.jsonl.gz",
 		"workload.limit=40", "fpga.block_tokens=512", "accelerator.max_model_len=262144", "store.async_buffer=128GiB"}, scenario.SyntheticDefaults()...)}, // the synthetic keys back to the default's

@@ -190,42 +190,35 @@ func TestStoreContract(t *testing.T) {
 // asynchronous export is still writing from its buffer, and after a
 // prefetch the lower tier's bytes only cross PCIe.
 func TestCPURunStoreContract(t *testing.T) {
-	for _, d := range designs {
-		if !d.Stores || d.Card {
-			continue
+	forEachCPURunStore(t, nil, func(t *testing.T, _ Design, h *fakeHost, st Store) {
+		first := h.save(t, st, 1, exportOf(1, 24)) // 12 KiB: the top tier's 16 KiB hold one
+		require.NoError(t, first.Err)
+		require.NoError(t, h.save(t, st, 2, exportOf(2, 24)).Err)
+		assert.Positive(t, h.moved[Background], "the first object is demoted in the background")
+
+		found := h.query(t, st, 3, lookupOf(1, 24))
+		require.True(t, found.Hit)
+		require.NotEmpty(t, found.Extents)
+		assert.Positive(t, found.Extents[0].Tier, "the demoted object is found below the top tier")
+
+		bytes := int64(24) * shape.BytesPerToken()
+		st.Import(4, Import{Bytes: bytes, Extents: found.Extents, Staged: true})
+		for _, hops := range h.hops[4] {
+			assert.Equal(t, []Hop{{Link: h.node.ToGPU}}, hops, "a prefetched extent only crosses PCIe")
 		}
-		t.Run(d.Name, func(t *testing.T) {
-			h := newFakeHost(t, d, kvstore.SchemePatent)
-			st := d.New(h, Params{Scheme: kvstore.SchemePatent, CPUHashBandwidth: sim.GBps, HostAccessLatency: 100 * sim.Nanosecond})
-			first := h.save(t, st, 1, exportOf(1, 24)) // 12 KiB: the top tier's 16 KiB hold one
-			require.NoError(t, first.Err)
-			require.NoError(t, h.save(t, st, 2, exportOf(2, 24)).Err)
-			assert.Positive(t, h.moved[Background], "the first object is demoted in the background")
 
-			found := h.query(t, st, 3, lookupOf(1, 24))
-			require.True(t, found.Hit)
-			require.NotEmpty(t, found.Extents)
-			assert.Positive(t, found.Extents[0].Tier, "the demoted object is found below the top tier")
+		st.Import(5, Import{Bytes: bytes, Extents: found.Extents, Saving: found.Extents})
+		assert.Equal(t, bytes, h.moved[5])
+		for _, hops := range h.hops[5] {
+			assert.Equal(t, []Hop{{Link: h.node.ToGPU}}, hops, "bytes still being saved come from the buffer")
+		}
 
-			bytes := int64(24) * shape.BytesPerToken()
-			st.Import(4, Import{Bytes: bytes, Extents: found.Extents, Staged: true})
-			for _, hops := range h.hops[4] {
-				assert.Equal(t, []Hop{{Link: h.node.ToGPU}}, hops, "a prefetched extent only crosses PCIe")
-			}
-
-			st.Import(5, Import{Bytes: bytes, Extents: found.Extents, Saving: found.Extents})
-			assert.Equal(t, bytes, h.moved[5])
-			for _, hops := range h.hops[5] {
-				assert.Equal(t, []Hop{{Link: h.node.ToGPU}}, hops, "bytes still being saved come from the buffer")
-			}
-
-			st.Import(6, Import{Bytes: bytes, Extents: found.Extents})
-			for _, hops := range h.hops[6] {
-				assert.Len(t, hops, 3, "storage, host memory, PCIe")
-			}
-			assert.Empty(t, h.fails)
-		})
-	}
+		st.Import(6, Import{Bytes: bytes, Extents: found.Extents})
+		for _, hops := range h.hops[6] {
+			assert.Len(t, hops, 3, "storage, host memory, PCIe")
+		}
+		assert.Empty(t, h.fails)
+	})
 }
 
 // TestStoreContractBlocks: in the block scheme every storing design finds
@@ -283,4 +276,64 @@ func TestCardDefersItsImport(t *testing.T) {
 	assert.Equal(t, 1, h.ends[3], "the import ends its ticket once")
 	assert.Greater(t, h.eng.Now(), before, "the card reads and forwards the extents")
 	assert.Zero(t, h.moved[3], "the card moves them, not the host")
+}
+
+// TestImportsTakeTheNodesCopies: on a node whose host copy is pageable
+// every CPU-run store's import passes the driver's staging copy before
+// PCIe, from its tier, from a prefetch and from the async buffer alike;
+// a design whose connector lands KV in a buffer of its own (lmcache) then
+// copies it into the paged blocks, the others end at PCIe.
+func TestImportsTakeTheNodesCopies(t *testing.T) {
+	copies := func(t *testing.T, h *fakeHost) {
+		link := func(name string) *sim.Link {
+			l, err := sim.NewLink(h.eng, name, sim.LinkConfig{Bandwidth: sim.GBps})
+			require.NoError(t, err)
+			return l
+		}
+		h.node.Pageable, h.node.PagedCopy = link("pageable"), link("paged-copy")
+	}
+	forEachCPURunStore(t, copies, func(t *testing.T, d Design, h *fakeHost, st Store) {
+		require.NoError(t, h.save(t, st, 1, exportOf(1, 24)).Err)
+		require.NoError(t, h.save(t, st, 2, exportOf(2, 24)).Err) // demotes the first
+		found := h.query(t, st, 3, lookupOf(1, 24))
+		require.True(t, found.Hit)
+
+		tail := []Hop{{Link: h.node.Pageable}, {Link: h.node.ToGPU}}
+		if d.PagedCopy {
+			tail = append(tail, Hop{Link: h.node.PagedCopy})
+		}
+		bytes := int64(24) * shape.BytesPerToken()
+		for tk, in := range map[Ticket]Import{
+			4: {Bytes: bytes, Extents: found.Extents},
+			5: {Bytes: bytes, Extents: found.Extents, Staged: true},
+			6: {Bytes: bytes, Extents: found.Extents, Saving: found.Extents},
+		} {
+			st.Import(tk, in)
+			require.NotEmpty(t, h.hops[tk])
+			for _, hops := range h.hops[tk] {
+				require.GreaterOrEqual(t, len(hops), len(tail))
+				assert.Equal(t, tail, hops[len(hops)-len(tail):], "import %d", tk)
+			}
+		}
+		h.eng.Run()
+		assert.Empty(t, h.fails)
+	})
+}
+
+// forEachCPURunStore runs check, as a subtest, on each CPU-run design's
+// store over a fresh fake host in the patent scheme, its node first
+// changed by ready (nil: as built).
+func forEachCPURunStore(t *testing.T, ready func(*testing.T, *fakeHost), check func(*testing.T, Design, *fakeHost, Store)) {
+	for _, d := range designs {
+		if !d.Stores || d.Card {
+			continue
+		}
+		t.Run(d.Name, func(t *testing.T) {
+			h := newFakeHost(t, d, kvstore.SchemePatent)
+			if ready != nil {
+				ready(t, h)
+			}
+			check(t, d, h, d.New(h, Params{Scheme: kvstore.SchemePatent, CPUHashBandwidth: sim.GBps, HostAccessLatency: 100 * sim.Nanosecond}))
+		})
+	}
 }

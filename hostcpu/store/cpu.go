@@ -59,16 +59,22 @@ func (st cpuStore) walk(accesses int) sim.Time {
 // instead: they are not in their tier yet (LMCache serves them from its
 // CPU cache, CachedAttention from host memory).
 func (st cpuStore) Import(t Ticket, in Import) int {
+	return st.importThen(t, in, nil)
+}
+
+// importThen is Import with the hops each part takes on the accelerator
+// after PCIe (none for the cpu design).
+func (st cpuStore) importThen(t Ticket, in Import, onGPU []Hop) int {
 	n := st.h.Node(in.Node)
 	parts := 0
 	for _, e := range in.Extents {
 		buffered, rest := unsaved(e, in.Saving)
 		if buffered > 0 {
-			st.h.Move(t, []Hop{{Link: n.ToGPU}}, buffered)
+			st.h.Move(t, append(n.IntoGPU(), onGPU...), buffered)
 			parts++
 		}
 		for _, x := range rest {
-			st.h.Move(t, importHops(n, x, in.Staged), x.Bytes)
+			st.h.Move(t, append(importHops(n, x, in.Staged), onGPU...), x.Bytes)
 		}
 		parts += len(rest)
 	}
@@ -76,13 +82,14 @@ func (st cpuStore) Import(t Ticket, in Import) int {
 }
 
 // importHops is an extent's way into the accelerator: read in its tier,
-// through host memory (a bounce buffer), over PCIe; only the last hop when
-// a prefetch has put it in host memory already.
+// through host memory (a bounce buffer), over PCIe (after the driver's
+// staging copy when that memory is pageable); only the way from host
+// memory when a prefetch has put it there already.
 func importHops(n *Node, x kvstore.Extent, staged bool) []Hop {
 	if staged && x.Tier > 0 {
-		return []Hop{{Link: n.ToGPU}}
+		return n.IntoGPU()
 	}
-	return append(n.ToHost(x.Tier, x.Addr), Hop{Link: n.ToGPU})
+	return append(n.ToHost(x.Tier, x.Addr), n.IntoGPU()...)
 }
 
 // unsaved splits an extent into its bytes among the writes still in

@@ -27,6 +27,11 @@ type Design struct {
 	// applied and indexes it by session (CachedAttention section 3.5), so
 	// what is left of a truncated history's KV stays valid.
 	DecoupledPositions bool
+	// PagedCopy: the design's connector lands loaded KV in a buffer of its
+	// own on the accelerator and copies it into the engine's paged blocks
+	// (LMCache), a device-memory read and write of every byte
+	// (Node.PagedCopy).
+	PagedCopy bool
 	// New makes the design's store over a host.
 	New func(h Host, p Params) Store
 }
@@ -40,7 +45,7 @@ var designs = []Design{
 	{Name: "recompute", New: newRecompute},
 	{Name: "cpu", Stores: true, New: newCPU},
 	{Name: "fpga", Stores: true, Card: true, New: newFPGA},
-	{Name: "lmcache", Stores: true, DRAMTier: true, ChunkTokens: 256, New: newLMCache,
+	{Name: "lmcache", Stores: true, DRAMTier: true, ChunkTokens: 256, PagedCopy: true, New: newLMCache,
 		Mech: mech.Mechanisms{Load: mech.LoadLayerwise, Save: mech.SaveAsync, Layout: kvstore.LayoutLayerMajor}},
 	{Name: "cachedattention", Stores: true, DRAMTier: true, DecoupledPositions: true, New: newCachedAttention,
 		Mech: mech.Mechanisms{Load: mech.LoadLayerwise, Save: mech.SaveAsync, Prefetch: mech.PrefetchQueue, Preload: mech.PreloadQueue,

@@ -145,6 +145,16 @@ type Node struct {
 	HostMemoryBytes int64
 	// ToGPU and FromGPU are the host's PCIe link to the accelerator.
 	ToGPU, FromGPU *sim.Link
+	// Pageable is the CUDA driver's copy of pageable host memory into its
+	// pinned staging buffers, on the way into the accelerator, when the
+	// store keeps its host copy in pageable memory (store.host_buffers:
+	// pageable); nil: pinned, the DMA reads it directly.
+	Pageable *sim.Link
+	// PagedCopy is the accelerator's copy of loaded KV into the engine's
+	// paged blocks (a device-memory read and write of every byte), for a
+	// design whose connector lands the KV in a buffer of its own first
+	// (Design.PagedCopy); nil otherwise.
+	PagedCopy *sim.Link
 	// P2PToGPU and P2PFromGPU join the FPGA's exchange memory and the
 	// accelerator (design fpga, exchange on the FPGA card).
 	P2PToGPU, P2PFromGPU *sim.Link
@@ -170,6 +180,15 @@ type Hop struct {
 // scenario loads, and a whole transfer fits it).
 func (n *Node) Staging(write bool) Hop {
 	return Hop{Dev: n.HostMemory, Write: write, Ring: n.HostMemoryBytes}
+}
+
+// IntoGPU is the way from host memory into the accelerator: the driver's
+// staging copy of pageable memory, if any, then PCIe.
+func (n *Node) IntoGPU() []Hop {
+	if n.Pageable == nil {
+		return []Hop{{Link: n.ToGPU}}
+	}
+	return []Hop{{Link: n.Pageable}, {Link: n.ToGPU}}
 }
 
 // ToHost is an extent's way from its tier into host memory.
