@@ -70,7 +70,7 @@ func (s *System) Conservation() (Conservation, error) {
 		faults = append(faults, fmt.Sprintf("%d closed-loop slots still held when every request has ended", s.closed.inFlight))
 	}
 	for _, n := range s.nodes {
-		if err := n.KV.Audit(func(seq int64) bool { return n.residents[seq] != nil }); err != nil {
+		if err := n.KV.Audit(func(seq int64) bool { return n.residents.holds(seq) }); err != nil {
 			faults = append(faults, fmt.Sprintf("node %d: %v", n.index, err)) // INV-40
 		}
 	}

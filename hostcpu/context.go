@@ -119,7 +119,7 @@ func (tr *truncation) invalidate(sess *session) {
 	}
 	n := s.nodes[sess.resident]
 	n.KV.Release(sess.id)
-	delete(n.residents, sess.id)
+	n.residents.remove(sess.id)
 	sess.resident = -1
 }
 

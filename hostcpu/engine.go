@@ -230,7 +230,7 @@ func (p pager) start(n *nodeState, slot int) {
 	s := p.s
 	r := s.reqs.At(slot)
 	s.keep(r, -1)
-	delete(n.residents, r.sess.id) // running, not evictable
+	n.residents.remove(r.sess.id) // running, not evictable
 	now := s.eng.Now()
 	r.rec.Queue += now - r.stageStart
 	s.span(n.index, PartAccel, TaskQueue, "", r.sess.id, r.rec.Turn, r.stageStart, 0)

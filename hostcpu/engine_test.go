@@ -48,7 +48,7 @@ func (a *auditor) Run(it accel.Iteration, done sim.Event) accel.Cost {
 		require.Zero(a.t, n.KV.Extra(r.sess.id, tokens), "session %d runs %d tokens without their blocks", r.sess.id, tokens)
 		reference += n.KV.BlocksFor(tokens)
 	}
-	for _, sess := range n.residents {
+	for sess := range n.residents.all() {
 		reference += n.KV.BlocksFor(max(0, sess.historyLen-1))
 	}
 	used := n.KV.Total() - n.KV.Free()

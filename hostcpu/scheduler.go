@@ -28,7 +28,7 @@ type nodeState struct {
 	steps int
 	// scheduling: the pager is forming the next iteration
 	scheduling bool
-	residents  map[int64]*session
+	residents  residents
 	// iterCost and iterEnd are the running iteration's compute and when
 	// the accelerator ends it; loadWait: it ended, held for a layer-wise
 	// load still moving
@@ -141,7 +141,7 @@ func (s *System) reject(slot int, why RejectReason) {
 // evictIdle drops the least recently used idle session from the node's
 // accelerator; with a store and write-back, its KV is exported first.
 func (s *System) evictIdle(n *nodeState) bool {
-	victim := lruIdle(n.residents)
+	victim := n.residents.lruIdle()
 	if victim == nil {
 		return false
 	}
@@ -149,25 +149,10 @@ func (s *System) evictIdle(n *nodeState) bool {
 	return true
 }
 
-// lruIdle is the least recently used of the resident sessions that are
-// idle (the lowest id among equals), or nil when none is.
-func lruIdle(residents map[int64]*session) *session {
-	var victim *session
-	for _, sess := range residents {
-		if sess.running {
-			continue // its next turn is on the way: not idle
-		}
-		if victim == nil || sess.lastUse < victim.lastUse || (sess.lastUse == victim.lastUse && sess.id < victim.id) {
-			victim = sess
-		}
-	}
-	return victim
-}
-
 // evict releases a session's device KV on node n.
 func (s *System) evict(n *nodeState, sess *session) {
 	n.KV.Release(sess.id)
-	delete(n.residents, sess.id)
+	n.residents.remove(sess.id)
 	sess.resident = -1
 	s.counts.DeviceEvictions++
 	if s.cfg.Export == OnEvict {
@@ -274,7 +259,7 @@ func (s *System) finish(n *nodeState, slot int) {
 	sess.grow(r.prompt, r.promptLen, turn.OutputCount, s.keys.outputIDs(sess, r.promptLen, output, turn.OutputCount))
 	sess.resident, sess.lastUse, sess.lastNode, sess.lastRecord = n.index, now, n.index, r.record
 	sess.running = false
-	n.residents[sess.id] = sess
+	n.residents.add(sess)
 	sess.turn++
 	record := r.record
 	s.reqs.Take(slot) // r is not to be used from here on

@@ -239,7 +239,7 @@ func NewSystem(eng *sim.Engine, cfg Config, nodes []Node, pool *kvstore.Pool, w 
 		if err != nil {
 			return nil, err
 		}
-		s.nodes = append(s.nodes, &nodeState{Node: n, index: i, cpu: cpu, residents: map[int64]*session{}})
+		s.nodes = append(s.nodes, &nodeState{Node: n, index: i, cpu: cpu, residents: newResidents()})
 	}
 	s.router.nodes = len(s.nodes)
 	turns := 0

@@ -2,6 +2,8 @@ package hostcpu
 
 import (
 	"github.com/kvcosim/kvcosim/hostcpu/store"
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -89,17 +91,51 @@ func TestLRUIdleSkipsRunningAndBreaksTiesByID(t *testing.T) {
 		{"ties by id", []*session{at(7, 10, false), at(4, 10, false), at(9, 10, false)}, 4},
 	}
 	for _, c := range cases {
-		m := map[int64]*session{}
+		rs := newResidents()
 		for _, s := range c.residents {
-			m[s.id] = s
+			rs.add(s)
 		}
-		v := lruIdle(m)
+		v := rs.lruIdle()
 		if c.want < 0 {
 			assert.Nil(t, v, c.name)
 			continue
 		}
 		require.NotNil(t, v, c.name)
 		assert.Equal(t, c.want, v.id, c.name)
+	}
+}
+
+// TestResidentsAgreeWithAScan holds the resident sessions' order to a
+// reference that scans them all: random sessions kept, let go, kept again
+// after a later use, and marked running, the victim the same after each.
+func TestResidentsAgreeWithAScan(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	rs, kept := newResidents(), map[int64]*session{}
+	sessions := make([]*session, 40)
+	for i := range sessions {
+		sessions[i] = &session{id: int64(i)}
+	}
+	for step := range 5000 {
+		sess := sessions[r.IntN(len(sessions))]
+		switch r.IntN(4) {
+		case 0, 1:
+			sess.lastUse = sim.Time(r.IntN(50)) // ties are frequent
+			rs.add(sess)
+			kept[sess.id] = sess
+		case 2:
+			rs.remove(sess.id)
+			delete(kept, sess.id)
+		case 3:
+			sess.running = !sess.running
+		}
+		var want *session
+		for _, s := range kept {
+			if !s.running && (want == nil || s.lastUse < want.lastUse || (s.lastUse == want.lastUse && s.id < want.id)) {
+				want = s
+			}
+		}
+		require.Equal(t, want, rs.lruIdle(), "step %d", step)
+		require.Equal(t, len(kept), len(slices.Collect(rs.all())), "step %d", step)
 	}
 }
 
