@@ -360,11 +360,12 @@ func (r *Run) Execute() (*Result, error) {
 const StoreComponent = "store"
 
 // AddSpanSink sends every component's spans to sink, and the store's
-// levels too when sink is a sim.LevelSink, starting with their values now
-// (the run is slower while one is attached).
+// levels too when sink is a sim.LevelSink and the design has a store,
+// starting with their values now (the run is slower while one is
+// attached).
 func (r *Run) AddSpanSink(s sim.Sink) {
 	r.eng.Trace().AddSink(s)
-	if ls, ok := s.(sim.LevelSink); ok {
+	if ls, ok := s.(sim.LevelSink); ok && r.dir != nil {
 		ls.Level(r.dir.Levels(r.eng.Now()))
 	}
 }

@@ -136,3 +136,25 @@ func TestEveryDesignConservesItsCounts(t *testing.T) {
 		}
 	}
 }
+
+// levelRecorder records spans and levels: the sink simrun run's traces
+// attach.
+type levelRecorder struct {
+	sim.SpanRecorder
+	levels []sim.Level
+}
+
+func (l *levelRecorder) Level(v sim.Level) { l.levels = append(l.levels, v) }
+
+// A level sink on a design without a store (recompute) takes the spans
+// and no levels; it panicked on the missing directory (simrun run --trace
+// on a recompute run).
+func TestALevelSinkOnADesignWithoutAStoreTakesSpansOnly(t *testing.T) {
+	r := built(t, []string{"system.design=recompute", "workload.sessions=2"})
+	rec := &levelRecorder{}
+	require.NotPanics(t, func() { r.AddSpanSink(rec) })
+	_, err := r.Execute()
+	require.NoError(t, err)
+	assert.NotEmpty(t, rec.Spans)
+	assert.Empty(t, rec.levels)
+}

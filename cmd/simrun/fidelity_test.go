@@ -2,10 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/kvcosim/kvcosim/reports"
+	"github.com/kvcosim/kvcosim/scenario"
 )
 
 func TestFidelityBandHolds(t *testing.T) {
@@ -87,6 +91,56 @@ func TestFidelityQuick(t *testing.T) {
 	}
 	calibrations, err := calibrationRows()
 	require.NoError(t, err)
-	assert.Equal(t, map[string]int{"cachedattention": 19, "mooncake": 2, "lmcache": 2, "calibrate": len(calibrations)}, checks)
+	assert.Equal(t, map[string]int{"cachedattention": 23, "mooncake": 2, "lmcache": 2, "calibrate": len(calibrations)}, checks)
 	assert.Contains(t, stderr, "run 20/20 done")
+}
+
+// TestCachedAttentionPaperCostModel works the paper's cost model by hand:
+// 128 GB of DRAM and 10 TB of SSD cost 128 x 0.0088 + 10,000 x 0.000082 =
+// $1.9464 an hour, beside $10 (2 A100s) or $20 (4); each design pays its
+// GPUs and its store over its GPU busy time, not its simulated time.
+func TestCachedAttentionPaperCostModel(t *testing.T) {
+	store := []reports.TierSummary{{Name: "host-dram", CapacityBytes: 128e9}, {Name: "ssd", CapacityBytes: 10e12, Drives: 1}}
+	run := func(simS, busy float64, tiers []reports.TierSummary) reports.Summary {
+		return reports.Summary{SimTimeS: simS, Utilization: map[string]float64{"accelerator": busy}, Tiers: tiers}
+	}
+	two, four := caModel{name: "two", gpus: 2}, caModel{name: "four", gpus: 4}
+	for _, c := range []struct {
+		name    string
+		m       caModel
+		re, ca  reports.Summary
+		measure caMeasure
+		want    float64
+	}{
+		{"CA 4x shorter, 2 GPUs: 1 - 11.9464 / 40", two, run(4000, 1, nil), run(1000, 1, store), caCostReduction, 1 - 11.9464/40},
+		{"RE busy half its run pays half: 1 - 11.9464 / 20", two, run(4000, 0.5, nil), run(1000, 1, store), caCostReduction, 1 - 11.9464/20},
+		{"CA as long as RE pays for its store", four, run(1000, 1, nil), run(1000, 1, store), caCostReduction, 1 - 21.9464/20},
+		{"storage share, 2 GPUs: 1.9464 / 11.9464", two, run(4000, 1, nil), run(1000, 0.7, store), caStorageShare, 1.9464 / 11.9464},
+		{"storage share, 4 GPUs: 1.9464 / 21.9464", four, run(4000, 1, nil), run(1000, 1, store), caStorageShare, 1.9464 / 21.9464},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			assert.InDelta(t, c.want, c.measure(c.m, c.re, c.ca), 1e-9)
+		})
+	}
+}
+
+// TestCachedAttentionModelsRunOnThePapersGPUs: the cost model charges
+// each model's GPUs as caModels gives them (the paper's), so the replay
+// must run each on that many, on one node.
+func TestCachedAttentionModelsRunOnThePapersGPUs(t *testing.T) {
+	root := filepath.Join("..", "..")
+	sw, err := scenario.LoadSweep(filepath.Join(root, caPaperScenario))
+	require.NoError(t, err)
+	gpus := map[string]int{}
+	for _, m := range caModels {
+		gpus[m.name] = m.gpus
+	}
+	points := sw.Points()
+	require.Len(t, points, 2*len(caModels))
+	for _, p := range points {
+		l, err := scenario.Load(sw.Base, p.Sets)
+		require.NoError(t, err)
+		assert.Equal(t, 1, l.System.Nodes, p.Values)
+		assert.Equal(t, gpus[p.Values[0]], l.Accelerator.TP, p.Values)
+	}
 }
