@@ -31,6 +31,10 @@ type Executor struct {
 	tokens      int64
 	shapes      *shapeCosts
 	run         decodeRun
+	// tag keys the iterations' ends (sim.TaggedKey): at a tie they come
+	// before the other events and in the executors' order, so that a
+	// decode run's one event falls where its last step's would have
+	tag uint64
 }
 
 // decodeRun is a run of decode steps in flight (RunDecodes): the step's
@@ -51,7 +55,7 @@ func NewExecutor(eng *sim.Engine, name string, node *Node, maxBatch int, tokenBu
 		return nil, fmt.Errorf("accelerator %q: max_batch = %d and token_budget = %d must be at least 1", name, maxBatch, tokenBudget)
 	}
 	return &Executor{eng: eng, node: node, name: name, maxBatch: maxBatch, tokenBudget: tokenBudget,
-		shapes: newShapeCosts(maxBatch, tokenBudget)}, nil
+		shapes: newShapeCosts(maxBatch, tokenBudget), tag: eng.NewTag()}, nil
 }
 
 // Node returns the node.
@@ -86,7 +90,7 @@ func (x *Executor) Run(it Iteration, done sim.Event) Cost {
 			Attrs: []sim.Attr{{Key: "tokens", Value: fmt.Sprint(tokens)}, {Key: "sequences", Value: fmt.Sprint(seqs)}}})
 	}
 	if done.Handler != nil {
-		x.eng.Schedule(x.busyUntil, done)
+		x.schedule(x.busyUntil, done)
 	}
 	return c
 }
@@ -132,7 +136,18 @@ func (x *Executor) RunDecodes(it Iteration, steps int, done sim.Event) sim.Time 
 // wake raises the run's done at end, after the wake-ups before it.
 func (x *Executor) wake(end sim.Time) {
 	x.run.gen++
-	x.eng.Schedule(end, sim.Event{Handler: x, Op: x.run.gen})
+	x.schedule(end, sim.Event{Handler: x, Op: x.run.gen})
+}
+
+// schedule raises ev at t, keyed by the executor's tag (sim.TaggedKey),
+// or, where that key has passed (an iteration that takes no time), after
+// the event being handled.
+func (x *Executor) schedule(t sim.Time, ev sim.Event) {
+	if k := sim.TaggedKey(t, x.tag); !x.eng.Precedes(k) {
+		x.eng.ScheduleAt(k, ev)
+		return
+	}
+	x.eng.Schedule(t, ev)
 }
 
 // Handle takes the wake-up of a decode run and raises its done; a wake-up
@@ -146,13 +161,20 @@ func (x *Executor) Handle(ev sim.Event) {
 }
 
 // Cut ends the decode run in flight at its first step to end at or after
-// at, as if the scheduler had looked at its batch again there: the steps
-// after it are taken back (their busy time and counts) and done comes at
-// that step's end. It returns how many steps it took back (0 without a run
-// or when the last step is the first to end by at) and when the run ends.
+// at that has not had its turn, as if the scheduler had looked at its
+// batch again there: the steps after it are taken back (their busy time
+// and counts) and done comes at that step's end. A step that ends at the
+// time of the event being handled has had its turn before it (iteration
+// ends come first at a tie, in their executors' order: sim.TaggedKey),
+// unless that event is another executor's iteration end tagged before
+// this one. It returns how many steps it took back (0 without a run or
+// when the last step is the first to end by at) and when the run ends.
 func (x *Executor) Cut(at sim.Time) (back int, end sim.Time) {
 	ends := x.run.ends
 	keep, _ := slices.BinarySearch(ends, at)
+	if keep < len(ends) && x.eng.Precedes(sim.TaggedKey(ends[keep], x.tag)) {
+		keep++
+	}
 	if keep >= len(ends)-1 {
 		return 0, x.busyUntil
 	}

@@ -27,9 +27,13 @@ type Priority uint8
 
 // The named priorities.
 const (
+	// PriorityTagged is for events whose order at a tie must not depend on
+	// when they were scheduled (TaggedKey): before every other event at
+	// their time, in the order of their tags.
+	PriorityTagged Priority = iota
 	// PriorityEarly is for state changes that every other handler at the
 	// same time must already see (clock-edge updates, resets).
-	PriorityEarly Priority = iota
+	PriorityEarly
 	// PriorityNormal is the default.
 	PriorityNormal
 	// PriorityLate is for observers that sample state after everything else
@@ -63,7 +67,8 @@ type Engine struct {
 	// rather than on every step, which costs the hold model 3-5 %
 	current uint64
 	handled uint64
-	touched Time // siftDown's prefetches land here, so the compiler keeps them
+	touched Time   // siftDown's prefetches land here, so the compiler keeps them
+	tags    uint64 // the last tag NewTag gave
 	trace   Tracer
 	watch   func() // called every WatchEvents events by Run and RunUntil (nil: none)
 }
@@ -150,6 +155,26 @@ func (e *Engine) overflow(ev Event, what string) {
 type Key struct {
 	At    Time
 	order uint64
+}
+
+// NewTag returns a tag for TaggedKey that no other caller of this engine
+// has had, each greater than the last.
+func (e *Engine) NewTag() uint64 {
+	e.tags++
+	return e.tags
+}
+
+// TaggedKey is the key at time at of the events tagged tag
+// (PriorityTagged): they run before every other event at that time, and
+// among themselves in the order of their tags, however late each was
+// scheduled. A component whose one event stands for a chain of events,
+// each scheduled at the one before, keys them so: its event then falls
+// among the others at a tie where the last of the chain's would have, and
+// Precedes tells whether one of the chain's has had its turn. (Tagged
+// events are scheduled at the time being handled only at a key that
+// Precedes does not find passed.)
+func TaggedKey(at Time, tag uint64) Key {
+	return Key{At: at, order: uint64(PriorityTagged)<<seqBits | tag}
 }
 
 // Reserve returns the key an event scheduled now at time at, with

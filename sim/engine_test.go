@@ -31,6 +31,50 @@ func TestEngineTotalOrder(t *testing.T) {
 	assert.Equal(t, Time(20), eng.Now())
 }
 
+// handlerFunc handles an event by calling itself.
+type handlerFunc func(Event)
+
+func (f handlerFunc) Handle(ev Event) { f(ev) }
+
+// TestTaggedKeys: events at a tagged key run before every other event at
+// their time, in the order of their tags however late each was scheduled;
+// once the events of a time have begun, Precedes finds a tagged key there
+// passed unless it is tagged after the one being handled.
+func TestTaggedKeys(t *testing.T) {
+	eng := NewEngine(0)
+	l := &logger{eng: eng}
+	first, second := eng.NewTag(), eng.NewTag()
+	require.Less(t, first, second)
+	eng.ScheduleP(10, PriorityEarly, Event{Handler: l, Op: 1})
+	eng.ScheduleAt(TaggedKey(10, second), Event{Handler: l, Op: 2})
+	eng.Schedule(10, Event{Handler: l, Op: 3})
+	eng.ScheduleAt(TaggedKey(10, first), Event{Handler: l, Op: 4})
+	eng.ScheduleAt(TaggedKey(5, second), Event{Handler: l, Op: 5})
+	eng.Run()
+	assert.Equal(t, []string{"5ps:5", "10ps:4", "10ps:2", "10ps:1", "10ps:3"}, l.got)
+
+	cases := []struct {
+		name          string
+		handling      func(eng *Engine, h Handler)
+		first, second bool // whether TaggedKey(10, first) and (10, second) have passed
+	}{
+		{"a normal event", func(eng *Engine, h Handler) { eng.Schedule(10, Event{Handler: h}) }, true, true},
+		{"the first tag's", func(eng *Engine, h Handler) { eng.ScheduleAt(TaggedKey(10, first), Event{Handler: h}) }, false, false},
+		{"the second tag's", func(eng *Engine, h Handler) { eng.ScheduleAt(TaggedKey(10, second), Event{Handler: h}) }, true, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			eng := NewEngine(0)
+			var passed [2]bool
+			c.handling(eng, handlerFunc(func(Event) {
+				passed = [2]bool{eng.Precedes(TaggedKey(10, first)), eng.Precedes(TaggedKey(10, second))}
+			}))
+			eng.Run()
+			assert.Equal(t, [2]bool{c.first, c.second}, passed)
+		})
+	}
+}
+
 // chain schedules a random cascade: each event schedules 0-2 more at random
 // delays (0 included, so ties at one time are frequent). With laneLast set,
 // each new event is meant for lane k (at no earlier than the lane's last
