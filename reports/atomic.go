@@ -148,9 +148,12 @@ func WriteCSV(path string, rows [][]string) error {
 }
 
 // WriteBytes writes data to path through WriteFile.
-func WriteBytes(path string, data []byte) error {
-	return WriteFile(path, func(w io.Writer) error {
+func WriteBytes(path string, data []byte) error { return WriteFile(path, Bytes(data)) }
+
+// Bytes is a WriteFile writer of data.
+func Bytes(data []byte) func(io.Writer) error {
+	return func(w io.Writer) error {
 		_, err := w.Write(data)
 		return err
-	})
+	}
 }

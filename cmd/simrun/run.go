@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
 	"io"
@@ -134,16 +135,22 @@ func writeRun(dir string, l *scenario.Loaded, sum *reports.Summary, rows []repor
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("cannot create the output folder: %v", err)
 	}
-	var js, csv bytes.Buffer
+	var js bytes.Buffer
 	if err := sum.WriteJSON(&js); err != nil {
 		return err
 	}
-	if err := reports.WriteRequestsCSV(&csv, rows); err != nil {
-		return err
-	}
-	files := map[string][]byte{"summary.json": js.Bytes(), "requests.csv": csv.Bytes(), "scenario.yaml": l.YAML(), outputMarker: markerText}
+	files := map[string]func(io.Writer) error{
+		"summary.json": reports.Bytes(js.Bytes()),
+		"requests.csv": func(w io.Writer) error { // streamed: a million rows need no copy in memory
+			b := bufio.NewWriter(w)
+			if err := reports.WriteRequestsCSV(b, rows); err != nil {
+				return err
+			}
+			return b.Flush()
+		},
+		"scenario.yaml": reports.Bytes(l.YAML()), outputMarker: reports.Bytes(markerText)}
 	for _, name := range runFiles {
-		if err := reports.WriteBytes(filepath.Join(dir, name), files[name]); err != nil {
+		if err := reports.WriteFile(filepath.Join(dir, name), files[name]); err != nil {
 			return err
 		}
 	}
