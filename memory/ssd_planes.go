@@ -98,11 +98,11 @@ func (p *nandPlanes) mark(q int, later bool) { mark(p.desc, q, later) }
 
 // mark sets or clears the order bit of the pair (q, q+1) in desc.
 func mark(desc []uint64, q int, later bool) {
+	var bit uint64
 	if later {
-		desc[q>>6] |= 1 << (q & 63)
-	} else {
-		desc[q>>6] &^= 1 << (q & 63)
+		bit = 1
 	}
+	desc[q>>6] = desc[q>>6]&^(1<<(q&63)) | bit<<(q&63)
 }
 
 // sorted reports whether the n positions from q on (mod the planes) are
