@@ -119,6 +119,9 @@ func (s *ssdBase) finish(r Request, start sim.Time) {
 	} else {
 		s.readLatency.AddTime(latency)
 	}
+	if j, ok := r.Done.Handler.(*Striped); ok && !j.partEnds(r.Done.Arg) {
+		return // a striped access's part that is not its last (Striped.partEnds)
+	}
 	if r.Done.Handler != nil {
 		s.eng.Schedule(s.eng.Now(), r.Done)
 	}

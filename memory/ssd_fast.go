@@ -90,13 +90,11 @@ func (c *controller) restore(p *ctrlSnapshot) {
 	c.next = p.next
 }
 
-// nandSnapshot is the NAND's state: the planes, the write pointer and the
-// channels.
+// nandSnapshot is the NAND's state: the planes (all of them, or a run of
+// them: savePlanes), the write pointer and the channels.
 type nandSnapshot struct {
 	planes   nandPlanes
-	chanFree []sim.Time
-	gapFrom  []sim.Time
-	gapTo    []sim.Time
+	channels []nandChannel
 	idleAt   sim.Time
 	owed     owedWrite
 }
@@ -116,24 +114,50 @@ func (s *pageDrive) restore(p *ssdSnapshot) {
 	s.lastRelease, s.pendingBytes = p.lastRelease, p.pendingBytes
 }
 
-func (s *pageDrive) saveNAND(p *nandSnapshot) {
-	p.planes.base, p.planes.desc = append(p.planes.base[:0], s.planes.base...), append(p.planes.desc[:0], s.planes.desc...)
-	p.planes.chain = append(p.planes.chain[:0], s.planes.chain...)
+func (s *pageDrive) saveNAND(p *nandSnapshot) { s.savePlanes(p, 0, len(s.planes.base)) }
+
+func (s *pageDrive) restoreNAND(p *nandSnapshot) { s.restorePlanes(p, 0) }
+
+// savePlanes saves the NAND, but of the planes' free and chain times only
+// the n from stripe position first on (wrapping round): a read changes
+// only those of the planes its pages lie on.
+func (s *pageDrive) savePlanes(p *nandSnapshot, first, n int) {
+	p.planes.base = appendRing(p.planes.base[:0], s.planes.base, first, n)
+	p.planes.chain = appendRing(p.planes.chain[:0], s.planes.chain, first, n)
+	p.planes.desc = append(p.planes.desc[:0], s.planes.desc...)
 	p.planes.lap, p.planes.pos = s.planes.lap, s.planes.pos
-	p.chanFree = append(p.chanFree[:0], s.channels.free...)
-	p.gapFrom, p.gapTo = append(p.gapFrom[:0], s.channels.gapFrom...), append(p.gapTo[:0], s.channels.gapTo...)
+	p.channels = append(p.channels[:0], s.channels.ch...)
 	p.idleAt, p.owed = s.channels.idleAt, s.channels.owed
 }
 
-func (s *pageDrive) restoreNAND(p *nandSnapshot) {
-	copy(s.planes.base, p.planes.base)
+// restorePlanes puts back the NAND savePlanes saved from position first.
+func (s *pageDrive) restorePlanes(p *nandSnapshot, first int) {
+	s.restorePlaneTimes(p, first)
 	copy(s.planes.desc, p.planes.desc)
-	copy(s.planes.chain, p.planes.chain)
 	s.planes.lap, s.planes.pos = p.planes.lap, p.planes.pos
-	copy(s.channels.free, p.chanFree)
-	copy(s.channels.gapFrom, p.gapFrom)
-	copy(s.channels.gapTo, p.gapTo)
+	copy(s.channels.ch, p.channels)
 	s.channels.idleAt, s.channels.owed = p.idleAt, p.owed
+}
+
+// restorePlaneTimes puts back only the planes' free and chain times
+// savePlanes saved from position first.
+func (s *pageDrive) restorePlaneTimes(p *nandSnapshot, first int) {
+	copyRing(s.planes.base, first, p.planes.base)
+	copyRing(s.planes.chain, first, p.planes.chain)
+}
+
+// appendRing appends to dst the n values of ring from position first on,
+// wrapping round.
+func appendRing(dst, ring []sim.Time, first, n int) []sim.Time {
+	end := min(first+n, len(ring))
+	dst = append(dst, ring[first:end]...)
+	return append(dst, ring[:n-(end-first)]...)
+}
+
+// copyRing copies src into ring from position first on, wrapping round.
+func copyRing(ring []sim.Time, first int, src []sim.Time) {
+	k := copy(ring[first:], src)
+	copy(ring, src[k:])
 }
 
 // fastWrite takes write r into the closed-form path, starting a run if the

@@ -16,21 +16,22 @@ import (
 func (s *pageDrive) readPages(addr, bytes int64, now sim.Time) sim.Time {
 	p, c := &s.planes, &s.channels
 	c.settle()
-	page, tR := s.cfg.PageBytes, s.cfg.ReadTime
+	page, tR, prog := s.cfg.PageBytes, s.cfg.ReadTime, p.prog
 	first, last := addr/page, (addr+bytes-1)/page
 	full := s.cfg.ChannelBandwidth.TransferTime(page)
-	q0 := int(first % int64(len(p.base)))
-	q, ch := q0, q0%len(c.free)
-	off := p.prog * sim.Time(p.lap) // a plane at or past the pointer
-	if q < p.pos {
-		off += p.prog
+	base, chain, desc, chans, pos := p.base, p.chain, p.desc, c.ch, p.pos // the loop's state in locals
+	q0 := int(first % int64(len(base)))
+	q, ch := q0, q0%len(chans)
+	off := prog * sim.Time(p.lap) // a plane at or past the pointer
+	if q < pos {
+		off += prog
 	}
 	// the order bits of the pairs the read changes, as it goes, when it
 	// touches each plane once and not the one before its first
-	inline := last-first+1 < int64(len(p.base))
+	inline := last-first+1 < int64(len(base))
 	prevQ := q0 - 1
 	if prevQ < 0 {
-		prevQ += len(p.base)
+		prevQ += len(base)
 	}
 	prev := p.at(prevQ)
 	ready := now
@@ -39,20 +40,20 @@ func (s *pageDrive) readPages(addr, bytes int64, now sim.Time) sim.Time {
 		if pg == first || pg == last {
 			d = s.cfg.ChannelBandwidth.TransferTime(min(addr+bytes, (pg+1)*page) - max(addr, pg*page))
 		}
-		sensed, free := p.sense(q, p.base[q]+off, now, tR)
-		p.base[q] = free - off
+		sensed, free := sense(&chain[q], base[q]+off, now, tR, prog)
+		base[q] = free - off
 		if inline {
-			p.mark(prevQ, prev > free)
+			mark(desc, prevQ, prev > free)
 			prev, prevQ = free, q
 		}
-		ready = max(ready, c.carry(ch, sensed, d))
-		if q++; q == len(p.base) {
-			q, off = 0, off+p.prog
+		ready = max(ready, chans[ch].carry(sensed, d))
+		if q++; q == len(base) {
+			q, off = 0, off+prog
 		}
-		if q == p.pos {
-			off -= p.prog
+		if q == pos {
+			off -= prog
 		}
-		if ch++; ch == len(c.free) {
+		if ch++; ch == len(chans) {
 			ch = 0
 		}
 	}
@@ -78,7 +79,7 @@ func (s *pageDrive) readPages(addr, bytes int64, now sim.Time) sim.Time {
 // (busyWrite): on idle channels, and on channels a read keeps busy.
 func (s *pageDrive) stripePages(now sim.Time, n int64) sim.Time {
 	first := s.planes.pos
-	rounds := (n + int64(len(s.channels.free)) - 1) / int64(len(s.channels.free))
+	rounds := (n + int64(len(s.channels.ch)) - 1) / int64(len(s.channels.ch))
 	var last sim.Time
 	if now >= s.channels.idleAt {
 		var ok bool
@@ -144,15 +145,20 @@ func (s *pageDrive) programPages(n int, base sim.Time, start []sim.Time) sim.Tim
 // formula and written out only when single channels are needed (a read, or
 // a write that finds some channel busy), which in a long export is rare.
 type nandChannels struct {
-	free []sim.Time
-	// gapFrom and gapTo are an idle stretch of each channel before its
-	// last transfer, which later transfers may use (carry, starts)
-	gapFrom, gapTo []sim.Time
-	start          []sim.Time // scratch for starts
-	zero           []sim.Time // all zeros: every channel starts at the base
-	idleAt         sim.Time   // every channel is free from here on
-	xfer           sim.Time   // a page's transfer, write amplification included
-	owed           owedWrite
+	ch     []nandChannel
+	start  []sim.Time // scratch for starts
+	zero   []sim.Time // all zeros: every channel starts at the base
+	idleAt sim.Time   // every channel is free from here on
+	xfer   sim.Time   // a page's transfer, write amplification included
+	owed   owedWrite
+}
+
+// nandChannel is one channel: when it is next free, and an idle stretch
+// before its last transfer, from gapFrom to gapTo, which later transfers
+// may use (carry, starts). Its times lie together, as readPages reads and
+// writes them page by page.
+type nandChannel struct {
+	free, gapFrom, gapTo sim.Time
 }
 
 // owedWrite is a write that started every channel it used at time at.
@@ -163,38 +169,37 @@ type owedWrite struct {
 
 func newNANDChannels(c SSDConfig) nandChannels {
 	n := c.Channels
-	return nandChannels{free: make([]sim.Time, n), gapFrom: make([]sim.Time, n), gapTo: make([]sim.Time, n),
-		start: make([]sim.Time, n), zero: make([]sim.Time, n),
+	return nandChannels{ch: make([]nandChannel, n), start: make([]sim.Time, n), zero: make([]sim.Time, n),
 		xfer: sim.TimeOf(float64(c.ChannelBandwidth.TransferTime(c.PageBytes)) * c.WriteAmplification)}
 }
 
-// carry puts a read's transfer of d on channel ch (settled) no earlier
+// carry puts a read's transfer of d on the channel (settled) no earlier
 // than t and returns when it ends: in the channel's gap if it fits there (what is
 // left of the gap is the part after it), else after the channel's last
 // transfer, leaving the idle time before it as the channel's gap. A read
 // that waits for its plane books its channel ahead, so the gap lets the
-// reads behind it use the channel meanwhile (backfill).
-func (c *nandChannels) carry(ch int, t, d sim.Time) sim.Time {
-	if start := max(t, c.gapFrom[ch]); start+d <= c.gapTo[ch] {
-		c.gapFrom[ch] = start + d
+// reads behind it use the channel meanwhile (backfill). It leaves idleAt
+// to its caller, readPages, which moves it past the read's last transfer.
+func (c *nandChannel) carry(t, d sim.Time) sim.Time {
+	if start := max(t, c.gapFrom); start+d <= c.gapTo {
+		c.gapFrom = start + d
 		return start + d
 	}
-	if t > c.free[ch] {
-		c.gapFrom[ch], c.gapTo[ch] = c.free[ch], t
+	if t > c.free {
+		c.gapFrom, c.gapTo = c.free, t
 	}
-	c.free[ch] = max(t, c.free[ch]) + d
-	c.idleAt = max(c.idleAt, c.free[ch])
-	return c.free[ch]
+	c.free = max(t, c.free) + d
+	return c.free
 }
 
 // owe records a write of pages from stripe position first that found
 // every channel idle at time at.
 func (c *nandChannels) owe(at sim.Time, first, pages int) {
-	if pages < len(c.free) {
+	if pages < len(c.ch) {
 		c.settle() // the new write leaves some channels as the owed one did
 	}
 	c.owed = owedWrite{at: at, first: first, pages: pages}
-	c.idleAt = at + sim.Time((pages+len(c.free)-1)/len(c.free))*c.xfer
+	c.idleAt = at + sim.Time((pages+len(c.ch)-1)/len(c.ch))*c.xfer
 }
 
 // settle writes out the owed write.
@@ -216,13 +221,14 @@ func (c *nandChannels) settle() {
 // last transfer.
 func (c *nandChannels) starts(now sim.Time, first, pages int) []sim.Time {
 	c.settle()
-	ch := first % len(c.free)
+	ch := first % len(c.ch)
 	for j := range c.start {
-		c.start[j] = max(now, c.free[ch])
-		if at := max(now, c.gapFrom[ch]); at+c.run(pages, j) <= c.gapTo[ch] {
+		x := &c.ch[ch]
+		c.start[j] = max(now, x.free)
+		if at := max(now, x.gapFrom); at+c.run(pages, j) <= x.gapTo {
 			c.start[j] = at
 		}
-		if ch++; ch == len(c.free) {
+		if ch++; ch == len(c.ch) {
 			ch = 0
 		}
 	}
@@ -231,8 +237,8 @@ func (c *nandChannels) starts(now sim.Time, first, pages int) []sim.Time {
 
 // run returns how long the j-th channel of a write of pages carries it.
 func (c *nandChannels) run(pages, j int) sim.Time {
-	n := pages / len(c.free)
-	if j < pages%len(c.free) {
+	n := pages / len(c.ch)
+	if j < pages%len(c.ch) {
 		n++
 	}
 	return sim.Time(n) * c.xfer
@@ -242,14 +248,14 @@ func (c *nandChannels) run(pages, j int) sim.Time {
 // position first whose j-th page's channel started at start[j] (in its
 // gap, or after its last transfer).
 func (c *nandChannels) spread(start []sim.Time, first, pages int) {
-	channels := len(c.free)
+	channels := len(c.ch)
 	ch := first % channels
 	for j := range min(channels, pages) {
 		end := start[j] + c.run(pages, j)
-		if start[j] < c.free[ch] {
-			c.gapFrom[ch] = end
+		if x := &c.ch[ch]; start[j] < x.free {
+			x.gapFrom = end
 		} else {
-			c.free[ch] = end
+			x.free = end
 			c.idleAt = max(c.idleAt, end)
 		}
 		if ch++; ch == channels {

@@ -50,24 +50,25 @@ func (p *nandPlanes) at(q int) sim.Time {
 	return p.base[q] + p.prog*sim.Time(w)
 }
 
-// sense senses a page on plane q, whose free time is free, for a read at
-// now, and returns when the sensing ends and the plane's new free time.
-// Reads go before queued programs (read priority, as flash controllers
-// schedule: docs/memory.md): an idle plane senses at once; a busy one
-// after the program in progress (the chain's programs are back to back
-// from chain[q], so it ends on the first program boundary at or after
-// now) or, before the chain, when the chain begins; the programs queued
-// after the read move a tR later.
-func (p *nandPlanes) sense(q int, free, now, tR sim.Time) (sensed, newFree sim.Time) {
-	start := p.chain[q]
+// sense senses a page, for a read at now, on a plane whose free time is
+// free and whose queued programs begin at *chain, and returns when the
+// sensing ends and the plane's new free time; the programs queued after
+// the read begin when it ends. Reads go before queued programs (read
+// priority, as flash controllers schedule: docs/memory.md): an idle plane
+// senses at once; a busy one after the program in progress (the chain's
+// programs are back to back from *chain, prog each, so it ends on the
+// first program boundary at or after now) or, before the chain, when the
+// chain begins; the programs queued after the read move a tR later.
+func sense(chain *sim.Time, free, now, tR, prog sim.Time) (sensed, newFree sim.Time) {
+	start := *chain
 	switch {
 	case now >= free:
-		p.chain[q] = now + tR
+		*chain = now + tR
 		return now + tR, now + tR
-	case now > start && p.prog > 0:
-		start += (now - start + p.prog - 1) / p.prog * p.prog
+	case now > start && prog > 0:
+		start += (now - start + prog - 1) / prog * prog
 	}
-	p.chain[q] = start + tR
+	*chain = start + tR
 	return start + tR, free + tR
 }
 
@@ -93,12 +94,15 @@ func (p *nandPlanes) order(q, n int) {
 }
 
 // mark sets or clears the order bit of the pair (q, q+1).
-func (p *nandPlanes) mark(q int, later bool) {
+func (p *nandPlanes) mark(q int, later bool) { mark(p.desc, q, later) }
+
+// mark sets or clears the order bit of the pair (q, q+1) in desc.
+func mark(desc []uint64, q int, later bool) {
+	var bit uint64
 	if later {
-		p.desc[q>>6] |= 1 << (q & 63)
-	} else {
-		p.desc[q>>6] &^= 1 << (q & 63)
+		bit = 1
 	}
+	desc[q>>6] = desc[q>>6]&^(1<<(q&63)) | bit<<(q&63)
 }
 
 // sorted reports whether the n positions from q on (mod the planes) are

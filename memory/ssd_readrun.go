@@ -51,11 +51,14 @@ type readRun struct {
 }
 
 // readCheck is the NAND and the controller as they were before read req's
-// commands were issued.
+// commands were issued: of the planes, only those the read's pages lie
+// on, from stripe position first on (savePlanes); going back to it puts
+// back those of every later read first (restoreReads).
 type readCheck struct {
-	req  int
-	nand nandSnapshot
-	ctrl ctrlSnapshot
+	req   int
+	first int
+	nand  nandSnapshot
+	ctrl  ctrlSnapshot
 }
 
 // runRead is a read of the run.
@@ -95,7 +98,9 @@ func (s *pageDrive) fastRead(r Request) bool {
 	}
 	k := len(w.reqs)
 	c := w.checkpoint(k, now)
-	s.saveNAND(&c.nand)
+	page, planes := s.cfg.PageBytes, int64(len(s.planes.base))
+	c.first = int(r.Addr / page % planes)
+	s.savePlanes(&c.nand, c.first, int(min(planes, (r.Addr+r.Bytes-1)/page-r.Addr/page+1)))
 	s.ctrl.save(&c.ctrl)
 	n := int((r.Bytes + s.cfg.MaxIOBytes - 1) / s.cfg.MaxIOBytes)
 	w.reqs = append(w.reqs, runRead{req: r, id: w.nextID, arrival: now, first: len(w.cmds), n: n})
@@ -265,7 +270,7 @@ func (s *pageDrive) handOverReads() {
 	w := &s.readRun
 	if k := slices.IndexFunc(w.cmds, func(c readCmd) bool { return c.ctrl > now }); k >= 0 {
 		x := w.reqs[w.cmds[k].req]
-		s.restoreNAND(&w.check(int(w.cmds[k].req)).nand)
+		s.restoreReads(int(w.cmds[k].req))
 		for i := x.first; i < k; i++ {
 			c := w.cmds[i]
 			s.readPages(x.req.Addr+int64(i-x.first)*s.cfg.MaxIOBytes, c.bytes, c.ctrl)
@@ -279,6 +284,19 @@ func (s *pageDrive) handOverReads() {
 		}
 	}
 	s.settleReads(now)
+}
+
+// restoreReads puts the NAND back as it was before read r: the planes of
+// each read after it back in turn, from the last, then read r's
+// checkpoint. Each read has a checkpoint from r's on (checkpoint drops
+// only the earliest).
+func (s *pageDrive) restoreReads(r int) {
+	w := &s.readRun
+	i := len(w.checks) - 1
+	for ; w.checks[i].req != r; i-- {
+		s.restorePlaneTimes(&w.checks[i].nand, w.checks[i].first)
+	}
+	s.restorePlanes(&w.checks[i].nand, w.checks[i].first)
 }
 
 // check returns read r's checkpoint.

@@ -133,9 +133,13 @@ func (p *nandPlanes) free() []sim.Time {
 // out, leaving s as it was.
 func settled(s *pageDrive) []sim.Time {
 	c := s.channels
-	c.free, c.start = slices.Clone(c.free), slices.Clone(c.start)
+	c.ch, c.start = slices.Clone(c.ch), slices.Clone(c.start)
 	c.settle()
-	return c.free
+	free := make([]sim.Time, len(c.ch))
+	for i, x := range c.ch {
+		free[i] = x.free
+	}
+	return free
 }
 
 // TestNANDMatchesPageByPage runs random sequences of writes (short and

@@ -17,6 +17,9 @@ type Striped struct {
 	drives      []Device
 	stripeBytes int64
 	joins       sim.Slots[stripedJoin]
+	// ssds: every drive is an SSD, which raises a part's end as an event at
+	// the time the part ends (partEnds)
+	ssds bool
 }
 
 // stripedJoin is an access waiting for its parts.
@@ -34,7 +37,12 @@ func NewStriped(eng *sim.Engine, drives []Device, stripeBytes int64) (*Striped, 
 	if len(drives) < 2 || stripeBytes < 1 {
 		return nil, fmt.Errorf("striped device: %d drives of %d B stripes: need at least 2 drives and a positive stripe", len(drives), stripeBytes)
 	}
-	return &Striped{eng: eng, drives: drives, stripeBytes: stripeBytes}, nil
+	ssds := true
+	for _, d := range drives {
+		_, isSSD := d.(*SSD)
+		ssds = ssds && isSSD
+	}
+	return &Striped{eng: eng, drives: drives, stripeBytes: stripeBytes, ssds: ssds}, nil
 }
 
 // Access splits the request among the drives: drive d gets the stripes
@@ -61,6 +69,22 @@ func (s *Striped) Access(r Request) {
 		local := unit/n*s.stripeBytes + start%s.stripeBytes
 		s.drives[unit%n].Access(Request{Addr: local, Bytes: bytes, Write: r.Write, Done: sim.Event{Handler: s, Arg: id}})
 	}
+}
+
+// partEnds is a drive's word that a part of access arg ends now, before
+// it raises the part's end as an event; it reports whether to raise it.
+// The parts' events would each fall at the time it was raised, so the
+// last raised is the last handled, and the others' only count: with
+// every drive an SSD (each raises its parts' ends so) an earlier part is
+// counted here and raises nothing, and the last raises the one event,
+// at the place in the event order it had, which ends the access.
+func (s *Striped) partEnds(arg int64) bool {
+	j := s.joins.At(int(arg))
+	if !s.ssds || j.left == 1 {
+		return true
+	}
+	j.left--
+	return false
 }
 
 // Handle counts an access's part; with the last the access ends.

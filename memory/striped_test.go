@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -95,4 +96,63 @@ func TestStripedAddsUpBandwidth(t *testing.T) {
 func TestStripedRejects(t *testing.T) {
 	_, err := NewStriped(sim.NewEngine(0), []Device{&recordingDrive{}}, StripeBytes)
 	assert.ErrorContains(t, err, "need at least 2 drives")
+}
+
+// wrappedSSD is an SSD the Striped does not know for one: each part it
+// ends raises its own event, as every part did before partEnds.
+type wrappedSSD struct{ *SSD }
+
+// ending is an access's end as the requester saw it: which, when, and
+// its place among the ends.
+type ending struct {
+	id int64
+	at sim.Time
+}
+
+// endings records the ends in the order they are handled.
+type endings struct {
+	eng  *sim.Engine
+	seen []ending
+}
+
+func (e *endings) Handle(ev sim.Event) { e.seen = append(e.seen, ending{ev.Arg, e.eng.Now()}) }
+
+// TestStripedSSDsRaiseOnlyTheLastPart runs the same random reads and
+// writes of whole pages, some overlapping, through striped SSDs and through the same
+// SSDs wrapped so that every part raises its event: the accesses must end
+// at the same times in the same order, and the striped SSDs handle an
+// event fewer for every part that is not its access's last.
+func TestStripedSSDsRaiseOnlyTheLastPart(t *testing.T) {
+	for _, resolution := range []SSDResolution{ResolutionPage, ResolutionRequest} {
+		run := func(wrap bool) ([]ending, uint64) {
+			eng := sim.NewEngine(0)
+			var drives []Device
+			for range 3 {
+				cfg := tinySSD()
+				cfg.Resolution, cfg.WriteBufferBytes = resolution, 1<<20
+				d, err := NewSSD(eng, cfg)
+				require.NoError(t, err)
+				if wrap {
+					drives = append(drives, wrappedSSD{d})
+				} else {
+					drives = append(drives, d)
+				}
+			}
+			s, err := NewStriped(eng, drives, 8192)
+			require.NoError(t, err)
+			ends := &endings{eng: eng}
+			r := rand.New(rand.NewPCG(5, 6))
+			for id := range int64(200) {
+				eng.RunUntil(eng.Now() + sim.Time(r.Int64N(int64(30*sim.Microsecond))))
+				s.Access(Request{Addr: r.Int64N(1 << 28), Bytes: 4096 * (1 + r.Int64N(16)), Write: r.IntN(3) == 0, Done: sim.Event{Handler: ends, Arg: id}})
+			}
+			eng.Run()
+			return ends.seen, eng.Handled()
+		}
+		got, events := run(false)
+		want, eventsEach := run(true)
+		require.Len(t, want, 200)
+		assert.Equal(t, want, got, "%v: the ends", resolution)
+		assert.Less(t, events, eventsEach, "%v: the events", resolution)
+	}
 }

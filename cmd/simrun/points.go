@@ -1,11 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"github.com/kvcosim/kvcosim/kvstore"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/kvcosim/kvcosim/reports"
@@ -15,14 +17,17 @@ import (
 
 // point is one run of a study or a sweep: the overrides on the base
 // scenario, the folder for its outputs ("" for none), whether to keep its
-// stage spans and store levels, what it is in words (for warnings), and
-// its scenario when it was loaded before the runs (nil: runPoint loads it).
+// stage spans and store levels, what it is in words (for warnings), its
+// scenario when it was loaded before the runs (nil: runPoint loads it),
+// and its weight: how long it is expected to take against the others
+// (runPoints starts the heaviest first; 0 for all: in order).
 type point struct {
 	sets    []string
 	dir     string
 	observe bool
 	label   string
 	loaded  *scenario.Loaded
+	weight  float64
 }
 
 // pointResult is what a point's run gave.
@@ -90,7 +95,9 @@ func checkJobs(jobs int) error {
 
 // runPoints runs the points on workers goroutines (each run is
 // deterministic by its own seed, so the order they finish in changes
-// nothing) and calls progress after each.
+// nothing) and calls progress after each. The heaviest start first
+// (longest processing time first), so that the last to end is a short
+// run and no worker idles long while another finishes a long one.
 func runPoints(base string, points []point, workers int, progress func(done int)) []pointResult {
 	out := make([]pointResult, len(points))
 	next := make(chan int)
@@ -110,12 +117,23 @@ func runPoints(base string, points []point, workers int, progress func(done int)
 			}
 		})
 	}
-	for i := range points {
+	for _, i := range heaviestFirst(points) {
 		next <- i
 	}
 	close(next)
 	wg.Wait()
 	return out
+}
+
+// heaviestFirst returns the points' indices by weight, heaviest first,
+// points of one weight in their order.
+func heaviestFirst(points []point) []int {
+	order := make([]int, len(points))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(points[b].weight, points[a].weight) })
+	return order
 }
 
 // runPointSafely is runPoint with a panic turned into the point's error,

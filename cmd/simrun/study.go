@@ -178,12 +178,12 @@ func planStudy(base *scenario.Loaded, sets []string, out string) (p studyPlan, e
 	overSeeds := func(label string, pt point) []int {
 		runs := []int{add(label, pt)}
 		for _, seed := range p.seeds[1:] {
-			runs = append(runs, add(fmt.Sprintf("%s (seed %d)", label, seed), point{sets: append(slices.Clone(pt.sets), fmt.Sprintf("seed=%d", seed))}))
+			runs = append(runs, add(fmt.Sprintf("%s (seed %d)", label, seed), point{sets: append(slices.Clone(pt.sets), fmt.Sprintf("seed=%d", seed)), weight: pt.weight}))
 		}
 		return runs
 	}
 	for _, d := range studyDesigns {
-		p.designs = append(p.designs, overSeeds(d, point{sets: with("system.design=" + d), dir: filepath.Join(out, d), observe: d == "fpga"}))
+		p.designs = append(p.designs, overSeeds(d, point{sets: with("system.design=" + d), dir: filepath.Join(out, d), observe: d == "fpga", weight: 1}))
 	}
 	for i, d := range studyDesigns {
 		var row [][]int
@@ -192,7 +192,7 @@ func planStudy(base *scenario.Loaded, sets []string, out string) (p studyPlan, e
 				row = append(row, p.designs[i])
 				continue
 			}
-			label, pt := fmt.Sprintf("%s at %gx the load", d, x), point{sets: with(append([]string{"system.design=" + d}, loadSets(base, x)...)...)}
+			label, pt := fmt.Sprintf("%s at %gx the load", d, x), point{sets: with(append([]string{"system.design=" + d}, loadSets(base, x)...)...), weight: x}
 			if x == studyLoads[len(studyLoads)-1] {
 				row = append(row, []int{add(label, pt)}) // the top load on the first seed: it only brackets where the last designs saturate
 				continue
@@ -201,11 +201,16 @@ func planStudy(base *scenario.Loaded, sets []string, out string) (p studyPlan, e
 		}
 		p.loads = append(p.loads, row)
 	}
+	own, ownErr := scenario.ParseSize(base.Storage.Capacity)
 	for _, c := range studyCapacities {
-		p.capacities = append(p.capacities, add("fpga with a "+c+" store", point{sets: with("system.design=fpga", "storage.capacity="+c)}))
+		if n, err := scenario.ParseSize(c); err == nil && ownErr == nil && n == own {
+			p.capacities = append(p.capacities, p.designs[fpgaDesign][0]) // the scenario's own store: the fpga design's run
+			continue
+		}
+		p.capacities = append(p.capacities, add("fpga with a "+c+" store", point{sets: with("system.design=fpga", "storage.capacity="+c), weight: 1}))
 	}
 	for _, d := range studyDesigns[1:] {
-		p.delta = append(p.delta, add(d+" with delta exports", point{sets: with("system.design="+d, "fpga.export_mode=delta", "fpga.layout=layer-major")}))
+		p.delta = append(p.delta, add(d+" with delta exports", point{sets: with("system.design="+d, "fpga.export_mode=delta", "fpga.layout=layer-major"), weight: 1}))
 	}
 	if p.histories, err = breakEvenHistories(base); err != nil {
 		return p, err
@@ -234,7 +239,7 @@ func planStudy(base *scenario.Loaded, sets []string, out string) (p studyPlan, e
 				continue
 			}
 			row = append(row, overSeeds(fmt.Sprintf("%s at host load %g", d, load),
-				point{sets: with("system.design="+d, "cpu.background="+strconv.FormatFloat(load, 'g', -1, 64))}))
+				point{sets: with("system.design="+d, "cpu.background="+strconv.FormatFloat(load, 'g', -1, 64)), weight: 1}))
 		}
 		p.hostLoads = append(p.hostLoads, row)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/kvcosim/kvcosim/reports"
+	"github.com/kvcosim/kvcosim/scenario"
 )
 
 func TestStudyWritesTheReport(t *testing.T) {
@@ -346,4 +347,70 @@ func assertMorePlotDataMatchesTheRuns(t *testing.T, out string) {
 	assert.InDelta(t, float64(held)/1e9, levels["stored"], 1e-9, "the bytes held at the end")
 	assert.Equal(t, float64(sum.Store.FIFO1), levels["FIFO 1"])
 	assert.Equal(t, float64(sum.Store.FIFO2), levels["FIFO 2"])
+}
+
+func TestHeaviestFirst(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		weights []float64
+		want    []int
+	}{
+		{"none weighed: in order", []float64{0, 0, 0}, []int{0, 1, 2}},
+		{"heaviest first", []float64{1, 6, 0.5, 4}, []int{1, 3, 0, 2}},
+		{"ties in order", []float64{1, 2, 1, 2, 0}, []int{1, 3, 0, 2, 4}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			points := make([]point, len(c.weights))
+			for i, w := range c.weights {
+				points[i].weight = w
+			}
+			assert.Equal(t, c.want, heaviestFirst(points))
+		})
+	}
+}
+
+// TestStudyPlanWeighsItsRuns checks that the study starts its heaviest
+// runs first: the top load's, then the next load's, and the break-even
+// map's short runs last.
+func TestStudyPlanWeighsItsRuns(t *testing.T) {
+	base, err := scenario.Load("", nil)
+	require.NoError(t, err)
+	plan, err := planStudy(base, nil, t.TempDir())
+	require.NoError(t, err)
+	order := heaviestFirst(plan.points)
+	for _, i := range order[:len(studyDesigns)] {
+		assert.Contains(t, plan.points[i].label, "at 6x the load")
+	}
+	last := plan.points[order[len(order)-1]].label
+	assert.Contains(t, last, "break-even")
+}
+
+// TestStudyRunsTheScenariosStoreOnce checks that the capacity curve takes
+// the fpga design's own run at the scenario's store size (2 TB by
+// default) rather than running it again, and runs every size another
+// store size leaves out.
+func TestStudyRunsTheScenariosStoreOnce(t *testing.T) {
+	for _, c := range []struct {
+		capacity string
+		own      int // the size the fpga design's run stands for; -1: none
+	}{{"", len(studyCapacities) - 1}, {"64GB", 1}, {"1TB", -1}} {
+		t.Run(c.capacity, func(t *testing.T) {
+			var sets []string
+			if c.capacity != "" {
+				sets = []string{"storage.capacity=" + c.capacity}
+			}
+			base, err := scenario.Load("", sets)
+			require.NoError(t, err)
+			plan, err := planStudy(base, sets, t.TempDir())
+			require.NoError(t, err)
+			require.Len(t, plan.capacities, len(studyCapacities))
+			for i, k := range plan.capacities {
+				if i == c.own {
+					assert.Equal(t, plan.designs[fpgaDesign][0], k, "%s: the fpga design's run", studyCapacities[i])
+					continue
+				}
+				assert.Equal(t, "fpga with a "+studyCapacities[i]+" store", plan.points[k].label)
+			}
+		})
+	}
 }
