@@ -110,8 +110,10 @@ func (c SSDConfig) Validate() error {
 	if c.WriteBufferBytes < c.PageBytes {
 		return fmt.Errorf("ssd %q: write_buffer_bytes = %d: must hold at least one %d B page", c.Name, c.WriteBufferBytes, c.PageBytes)
 	}
-	if c.MaxIOBytes < 4096 || c.MaxIOBytes > c.WriteBufferBytes {
-		return fmt.Errorf("ssd %q: max_io_bytes = %d: must be in [4096, write_buffer_bytes %d]", c.Name, c.MaxIOBytes, c.WriteBufferBytes)
+	if c.MaxIOBytes < 4096 || c.MaxIOBytes > c.WriteBufferBytes-c.PageBytes {
+		// a page partly filled stays in the buffer until its page fills: a
+		// command as large as the buffer would wait behind it for ever
+		return fmt.Errorf("ssd %q: max_io_bytes = %d: must be in [4096, write_buffer_bytes %d less a %d B page]", c.Name, c.MaxIOBytes, c.WriteBufferBytes, c.PageBytes)
 	}
 	if !(c.WriteAmplification >= 1) || math.IsInf(c.WriteAmplification, 0) {
 		return fmt.Errorf("ssd %q: write_amplification = %v: must be at least 1", c.Name, c.WriteAmplification)

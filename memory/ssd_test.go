@@ -16,7 +16,7 @@ func tinySSD() SSDConfig {
 		ControllerCores: 1, CommandTime: sim.Microsecond, ReadOverhead: 2 * sim.Microsecond, WriteOverhead: 3 * sim.Microsecond,
 		Channels: 2, DiesPerChannel: 1, PlanesPerDie: 1, PageBytes: 4096,
 		ReadTime: 10 * sim.Microsecond, ProgramTime: 100 * sim.Microsecond, ChannelBandwidth: sim.GBps,
-		WriteBufferBytes: 8192, WriteAmplification: 1, RatedDWPD: 1}
+		WriteBufferBytes: 12288, WriteAmplification: 1, RatedDWPD: 1}
 }
 
 // page returns the drive's page-level model.
@@ -45,7 +45,7 @@ func TestSSDReadLatencyByStage(t *testing.T) {
 
 func TestSSDPagesOnOneChannelSerialise(t *testing.T) {
 	cfg := tinySSD()
-	cfg.WriteBufferBytes, cfg.MaxIOBytes = 1<<20, 1<<20 // one command
+	cfg.WriteBufferBytes, cfg.MaxIOBytes = 1<<20+4096, 1<<20 // one command
 	eng, s, c := newTestSSD(t, cfg)
 	// pages 0 and 2 share channel 0 and its plane; page 1 is on channel 1
 	s.Access(Request{Addr: 0, Bytes: 3 * 4096, Done: c.done(1)})
@@ -59,6 +59,7 @@ func TestSSDPagesOnOneChannelSerialise(t *testing.T) {
 
 func TestSSDWriteBufferBackPressure(t *testing.T) {
 	cfg := tinySSD()
+	cfg.WriteBufferBytes, cfg.MaxIOBytes = 8192, 4096 // two pages
 	eng, s, c := newTestSSD(t, cfg)
 	for i := range 3 {
 		s.Access(Request{Addr: int64(i) * 4096, Bytes: 4096, Write: true, Done: c.done(int64(i))})
@@ -72,6 +73,19 @@ func TestSSDWriteBufferBackPressure(t *testing.T) {
 	assert.Equal(t, int64(3), st.Writes)
 	assert.Equal(t, int64(3*4096), st.BytesWritten)
 	assert.Equal(t, int64(3*4096), st.HostToCard.Bytes)
+}
+
+// TestSSDRefusesACommandAsLargeAsItsBuffer: a page partly filled stays in
+// the write buffer until its page fills, so a command as large as the
+// buffer waited behind it for ever and the run ran out of events with the
+// write never acknowledged (a 1-byte write, then one of max_io_bytes, on a
+// drive whose buffer held exactly one such command). Validate refuses it.
+func TestSSDRefusesACommandAsLargeAsItsBuffer(t *testing.T) {
+	cfg := tinySSD()
+	cfg.WriteBufferBytes, cfg.MaxIOBytes = 8192, 8192
+	assert.ErrorContains(t, cfg.Validate(), "max_io_bytes = 8192: must be in [4096, write_buffer_bytes 8192 less a 4096 B page]")
+	cfg.WriteBufferBytes = 8192 + 4096
+	assert.NoError(t, cfg.Validate())
 }
 
 func TestSSDQueueDepthLimit(t *testing.T) {
