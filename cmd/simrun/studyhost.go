@@ -16,8 +16,8 @@ func hostTable(designs []pointResult) [][]string {
 	rows := [][]string{{"design", "host core-s", "host DRAM read (GB)", "host DRAM written (GB)", "host DRAM peak (GB/s)",
 		"PCIe root (GB)", "energy per output token (J)", "cost per million output tokens (USD)"}}
 	for _, r := range designs {
-		h, gb := r.sum.Host, func(b int64) string { return fmt.Sprintf("%.3g", float64(b)/1e9) }
-		rows = append(rows, []string{r.sum.Design, fmt.Sprintf("%.3g", h.CPUCoreS), gb(h.DRAMReadBytes), gb(h.DRAMWriteBytes),
+		h, gb := r.sum.Host, func(b int64) string { return readableNumber(float64(b) / 1e9) }
+		rows = append(rows, []string{r.sum.Design, readableNumber(h.CPUCoreS), gb(h.DRAMReadBytes), gb(h.DRAMWriteBytes),
 			fmt.Sprintf("%.1f", h.DRAMPeakGBps), gb(h.PCIeRootBytes), fmt.Sprintf("%.2f", r.sum.Energy.JoulesPerOutputToken),
 			fmt.Sprintf("%.2f", r.sum.Cost.USDPerMillionOutputTokens)})
 	}
@@ -28,7 +28,7 @@ func hostTable(designs []pointResult) [][]string {
 func hostCaption(designs []pointResult) string {
 	var words []string
 	for _, r := range designs {
-		words = append(words, fmt.Sprintf("%s %.3g core-s and %.0f GB through host DRAM", r.sum.Design, r.sum.Host.CPUCoreS,
+		words = append(words, fmt.Sprintf("%s %s core-s and %.0f GB through host DRAM", r.sum.Design, readableNumber(r.sum.Host.CPUCoreS),
 			float64(r.sum.Host.DRAMReadBytes+r.sum.Host.DRAMWriteBytes)/1e9))
 	}
 	return "What each design's store cost the hosts over the run (docs/hostcpu.md, \"Host cost, energy and cost\"): the core-seconds of its hashing, lookups, I/O submissions, DMA set-ups and staging copies, the host-DRAM bytes it read and wrote and their peak rate (bytes started in a 100 ms window), the bytes through the PCIe root complex; and the run's energy and cost (hardware paid off over its amortization period, and energy) per output token: " +
