@@ -9,9 +9,11 @@ package hostcpu
 // (accel.Executor.RunDecodes) and the scheduler applies them at the run's
 // end. Anything that would change the next step (a request enqueued, a
 // preempted one's KV out or back in, a layer-wise load landed) kicks the
-// node, and the kick cuts the run at the first step to end from now on:
-// the scheduler looks at its batch there, as it would have. Every time,
-// count and byte is the step-by-step run's; only the events are fewer
+// node, and the kick cuts the run at the first step whose end has not had
+// its turn (accel.Executor.Cut; iteration ends keep their place at a tie
+// by sim.TaggedKey): the scheduler looks at its batch there, as it would
+// have. Every time, count and byte is the step-by-step run's; only the
+// events are fewer
 // (hostcpu.Config.StepByStep turns the runs off, for the tests that hold
 // the two equal).
 type decodeRuns struct{ s *System }
@@ -56,8 +58,8 @@ func (d decodeRuns) extraBlocks(n *nodeState, steps int64) int64 {
 	return extra
 }
 
-// cut ends node n's decode run at the first step to end from now on,
-// taking back the steps after it.
+// cut ends node n's decode run at the first step whose end has not had
+// its turn, taking back the steps after it.
 func (d decodeRuns) cut(n *nodeState) {
 	if n.steps <= 1 {
 		return
