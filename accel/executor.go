@@ -72,13 +72,7 @@ func (x *Executor) Busy() bool { return x.eng.Now() < x.busyUntil }
 func (x *Executor) Run(it Iteration, done sim.Event) Cost {
 	now := x.eng.Now()
 	seqs, tokens := len(it.Prefills)+len(it.Decodes), it.Tokens()
-	switch {
-	case x.Busy():
-		panic(fmt.Sprintf("accel %s at %v: an iteration started before the last one ended at %v", x.name, now, x.busyUntil))
-	case seqs == 0 || seqs > x.maxBatch || tokens > x.tokenBudget:
-		panic(fmt.Sprintf("accel %s at %v: iteration of %d sequences and %d tokens breaks the limits %d / %d",
-			x.name, now, seqs, tokens, x.maxBatch, x.tokenBudget))
-	}
+	x.mayStart(seqs, tokens)
 	c := x.node.costOf(it, tokens, x.shapes)
 	x.busyUntil = now + c.Total
 	x.busy += c.Total
@@ -95,6 +89,19 @@ func (x *Executor) Run(it Iteration, done sim.Event) Cost {
 	return c
 }
 
+// mayStart panics unless an iteration of seqs sequences and tokens tokens
+// may start now: the last one has ended and it is within the limits (a
+// scheduler bug otherwise).
+func (x *Executor) mayStart(seqs int, tokens int64) {
+	switch now := x.eng.Now(); {
+	case x.Busy():
+		panic(fmt.Sprintf("accel %s at %v: an iteration started before the last one ended at %v", x.name, now, x.busyUntil))
+	case seqs == 0 || seqs > x.maxBatch || tokens > x.tokenBudget:
+		panic(fmt.Sprintf("accel %s at %v: iteration of %d sequences and %d tokens breaks the limits %d / %d",
+			x.name, now, seqs, tokens, x.maxBatch, x.tokenBudget))
+	}
+}
+
 // RunDecodes starts steps consecutive decode-only iterations now, the
 // first it and each later one with every context a token longer (what the
 // scheduler hands over step by step while its batch stays the same), and
@@ -104,18 +111,16 @@ func (x *Executor) Run(it Iteration, done sim.Event) Cost {
 // the run sooner. Prefill chunks in it, or running while busy, are
 // scheduler bugs and panic.
 func (x *Executor) RunDecodes(it Iteration, steps int, done sim.Event) sim.Time {
-	if len(it.Prefills) > 0 || x.Busy() {
-		panic(fmt.Sprintf("accel %s at %v: a decode run of %d prefill chunks, or started before %v", x.name, x.eng.Now(), len(it.Prefills), x.busyUntil))
+	if len(it.Prefills) > 0 {
+		panic(fmt.Sprintf("accel %s at %v: a decode run with %d prefill chunks", x.name, x.eng.Now(), len(it.Prefills)))
 	}
+	seqs, tokens := len(it.Decodes), int64(len(it.Decodes)) // a decode's token each
+	x.mayStart(seqs, tokens)
 	r := &x.run
 	r.contexts = append(r.contexts[:0], it.Decodes...)
 	step := Iteration{Decodes: r.contexts}
-	r.ends, r.tokens, r.done = r.ends[:0], int64(len(step.Decodes)), done
+	r.ends, r.tokens, r.done = r.ends[:0], tokens, done
 	end := x.eng.Now()
-	seqs, tokens := len(step.Decodes), step.Tokens()
-	if seqs == 0 || seqs > x.maxBatch || tokens > x.tokenBudget {
-		panic(fmt.Sprintf("accel %s at %v: decode steps of %d sequences break the limits %d / %d", x.name, end, seqs, x.maxBatch, x.tokenBudget))
-	}
 	price := newDecodeSteps(x.node, x.shapes, seqs)
 	for range steps {
 		took := price.total(step.Decodes)

@@ -13,9 +13,8 @@ package hostcpu
 // its turn (accel.Executor.Cut; iteration ends keep their place at a tie
 // by sim.TaggedKey): the scheduler looks at its batch there, as it would
 // have. Every time, count and byte is the step-by-step run's; only the
-// events are fewer
-// (hostcpu.Config.StepByStep turns the runs off, for the tests that hold
-// the two equal).
+// events are fewer (hostcpu.Config.StepByStep turns the runs off, for the
+// tests that hold the two equal).
 type decodeRuns struct{ s *System }
 
 // maxRunSteps bounds a run: the steps after a cut are priced for nothing,
@@ -29,7 +28,7 @@ const maxRunSteps = 64
 // that ends the first of its requests, or maxRunSteps.
 func (d decodeRuns) steps(n *nodeState) int {
 	s := d.s
-	if _, ok := n.Exec.(DecodeRunner); !ok || s.cfg.StepByStep || s.fn != nil || s.eng.Trace().Enabled() ||
+	if n.runner == nil || s.cfg.StepByStep || s.fn != nil || s.eng.Trace().Enabled() ||
 		len(n.members) != len(n.running) || n.waiting.Len() > 0 || n.resumable.Len() > 0 {
 		return 1
 	}
@@ -64,7 +63,7 @@ func (d decodeRuns) cut(n *nodeState) {
 	if n.steps <= 1 {
 		return
 	}
-	back, end := n.Exec.(DecodeRunner).Cut(d.s.eng.Now())
+	back, end := n.runner.Cut(d.s.eng.Now())
 	if back == 0 {
 		return
 	}

@@ -24,8 +24,10 @@ type nodeState struct {
 	it        accel.Iteration // the slices build reuses
 	iterating bool
 	// steps: the decode steps the running iteration stands for (1, or a
-	// decode run's; decoderun.go)
-	steps int
+	// decode run's; decoderun.go); runner: the executor's runs (nil when
+	// it has none)
+	steps  int
+	runner DecodeRunner
 	// scheduling: the pager is forming the next iteration
 	scheduling bool
 	residents  residents
@@ -68,7 +70,7 @@ func (s *System) kick(n *nodeState) {
 	n.iterating = true
 	done := sim.Event{Handler: s, Op: opIteration, Arg: int64(n.index)}
 	if n.steps = s.runs.steps(n); n.steps > 1 {
-		n.iterEnd = n.Exec.(DecodeRunner).RunDecodes(n.it, n.steps, done)
+		n.iterEnd = n.runner.RunDecodes(n.it, n.steps, done)
 		n.iterCost = n.iterEnd - s.eng.Now()
 	} else {
 		n.iterCost = n.Exec.Run(n.it, done).Total

@@ -239,7 +239,8 @@ func NewSystem(eng *sim.Engine, cfg Config, nodes []Node, pool *kvstore.Pool, w 
 		if err != nil {
 			return nil, err
 		}
-		s.nodes = append(s.nodes, &nodeState{Node: n, index: i, cpu: cpu, residents: newResidents()})
+		runner, _ := n.Exec.(DecodeRunner) // nil: every step on its own
+		s.nodes = append(s.nodes, &nodeState{Node: n, index: i, cpu: cpu, residents: newResidents(), runner: runner})
 	}
 	s.router.nodes = len(s.nodes)
 	turns := 0
