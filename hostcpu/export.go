@@ -223,7 +223,7 @@ func (ex *exporter) forget(sess *session) {
 	if sess.turn < len(sess.plan.Turns) || sess.exporting || s.cfg.Export != AfterTurn || s.fn != nil {
 		return
 	}
-	sess.history = nil
+	sess.history, sess.keyed = nil, kvstore.HistoryKeys{}
 }
 
 // unpark lets a request parked behind the session's export decide again

@@ -43,6 +43,8 @@ type sessionTokens struct {
 	tokenless  bool
 	// cut counts the tokens truncation has dropped from the history's front.
 	cut int64
+	// keyed hashes the history for its patent key as it grows.
+	keyed kvstore.HistoryKeys
 }
 
 // placement is where a session runs: what claim 2, the scheduler and the

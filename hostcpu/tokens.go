@@ -30,7 +30,9 @@ func keysOf(cfg Config) keys {
 }
 
 // promptOf returns a turn's prompt (ids, nil without them) and its length.
-// The prompt extends the history in place, and grow extends it again with
+// Where the workload lays a session's ids out in one array, the prompt is
+// a piece of it (borrowed): nothing is copied. Otherwise the prompt
+// extends the history in place, and grow extends it again with
 // the outputs, in an array with room for the session's turns still to
 // come: a session's ids are copied once, where copying the history twice
 // a turn was a fifth of a cluster day's CPU. That is safe because ids are
@@ -41,6 +43,9 @@ func (sess *session) promptOf(turn workloads.Turn) ([]uint32, int64) {
 	n := sess.historyLen + turn.NewTokenCount
 	if sess.tokenless {
 		return nil, n
+	}
+	if ids, ok := sess.borrowed(sess.history, turn.NewTokens); ok {
+		return ids, n
 	}
 	if room := int64(cap(sess.history) - len(sess.history)); room < turn.NewTokenCount+turn.OutputCount {
 		sess.history = append(make([]uint32, 0, int64(len(sess.history))+sess.tokensToCome()), sess.history...)
@@ -62,9 +67,29 @@ func (sess *session) tokensToCome() int64 {
 // ids, nil when tokenless, else outputs of them) to the history.
 func (sess *session) grow(prompt []uint32, promptLen, outputs int64, output []uint32) {
 	sess.historyLen = promptLen + outputs
-	if !sess.tokenless {
-		sess.history = append(prompt, output...)
+	if sess.tokenless {
+		return
 	}
+	if ids, ok := sess.borrowed(prompt, output); ok {
+		sess.history = ids
+		return
+	}
+	sess.history = append(prompt, output...)
+}
+
+// borrowed returns ids followed by next, without a copy, when both lie in
+// order at the start of the session's workload array (Session.Tokens): a
+// piece of that array capped at its end, so that an append copies out
+// rather than write into the workload. It is false when they do not:
+// the workload gives no such array, truncation cut the history, or the
+// outputs are not the workload's (functional mode generates its own).
+func (sess *session) borrowed(ids, next []uint32) ([]uint32, bool) {
+	all := sess.plan.Tokens
+	at, end := len(ids), len(ids)+len(next)
+	if end > len(all) || (at > 0 && &ids[0] != &all[0]) || (len(next) > 0 && &next[0] != &all[at]) {
+		return nil, false
+	}
+	return all[:end:end], true
 }
 
 // outputIDs are the ids of a finished turn's outputs output tokens (nil
@@ -119,7 +144,7 @@ func (k keys) patentKey(sess *session) kvstore.Key {
 	if sess.tokenless {
 		return kvstore.Key{Tokens: sess.historyLen, Hash: k.standIn(sess, standInHistory, sess.historyLen)}
 	}
-	return kvstore.PatentKey(k.seed, sess.history)
+	return sess.keyed.Key(k.seed, sess.history)
 }
 
 // hashedBlocks are the block keys of the whole blocks of a prompt or

@@ -117,3 +117,56 @@ func TestHistoryGrowsInPlace(t *testing.T) {
 	}
 	assert.Equal(t, []uint32{1, 2, 3}, turns[0].NewTokens, "the workload's tokens are not written")
 }
+
+// TestHistoryBorrowsTheWorkloadsArray walks a session whose workload lays
+// its ids out in one array (Session.Tokens) through its turns: with the
+// workload's outputs the prompts and histories are pieces of that array
+// (no copy); with other outputs (functional mode's) or after a cut at
+// the front they are copied out; in every case they hold the right ids,
+// and the workload's array is never written.
+func TestHistoryBorrowsTheWorkloadsArray(t *testing.T) {
+	cases := []struct {
+		name        string
+		ownOutputs  bool
+		cutAfter    int // cut the history's first token after this turn (-1: never)
+		borrowUntil int // the turns whose prompt is a piece of the array
+	}{
+		{"the workload's outputs", false, -1, 3},
+		{"outputs of its own", true, -1, 1},
+		{"cut after the first turn", false, 0, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			all := []uint32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}
+			pristine := append([]uint32(nil), all...)
+			turns := []workloads.Turn{
+				{NewTokens: all[0:3:3], Output: all[3:5:5]},
+				{NewTokens: all[5:6:6], Output: all[6:9:9]},
+				{NewTokens: all[9:11:11], Output: all[11:12:12]},
+			}
+			for i := range turns {
+				turns[i].NewTokenCount, turns[i].OutputCount = int64(len(turns[i].NewTokens)), int64(len(turns[i].Output))
+			}
+			sess := &session{plan: workloads.Session{Turns: turns, Tokens: all}}
+			var want []uint32
+			for i, turn := range turns {
+				prompt, n := sess.promptOf(turn)
+				want = append(want, turn.NewTokens...)
+				require.Equal(t, want, prompt, "turn %d's prompt", i)
+				assert.Equal(t, i < c.borrowUntil, &prompt[0] == &all[0], "turn %d's prompt is a piece of the array", i)
+				output := turn.Output
+				if c.ownOutputs {
+					output = []uint32{90, 91, 92}[:turn.OutputCount]
+				}
+				sess.grow(prompt, n, turn.OutputCount, output)
+				sess.turn++
+				want = append(want, output...)
+				require.Equal(t, want, sess.history, "after turn %d", i)
+				if i == c.cutAfter {
+					sess.history, sess.historyLen, want = sess.history[1:], sess.historyLen-1, want[1:]
+				}
+			}
+			assert.Equal(t, pristine, all, "the workload's array is not written")
+		})
+	}
+}

@@ -2,10 +2,11 @@ package kvstore
 
 import (
 	"fmt"
-	"github.com/kvcosim/kvcosim/internal/names"
+	"slices"
 
 	"github.com/google/btree"
 
+	"github.com/kvcosim/kvcosim/internal/names"
 	"github.com/kvcosim/kvcosim/sim"
 )
 
@@ -247,13 +248,18 @@ func (q *fifo1Queue) Len() int { return int(q.total-q.next) + q.matured.Len() }
 
 func (q *fifo1Queue) Push(r int32) { q.matured.Push(r) }
 
-// Pop returns the next region, and whether it was never used before.
-func (q *fifo1Queue) Pop() (int32, bool) {
-	if q.next < q.total {
-		q.next++
-		return q.next - 1, true
+// take appends the next n regions to out: first those never used, in
+// address order, then those that matured.
+func (q *fifo1Queue) take(out []int32, n int64) []int32 {
+	fresh := int32(min(n, int64(q.total-q.next)))
+	for r := q.next; r < q.next+fresh; r++ {
+		out = append(out, r)
 	}
-	return q.matured.Pop(), false
+	q.next += fresh
+	for range n - int64(fresh) {
+		out = append(out, q.matured.Pop())
+	}
+	return out
 }
 
 // bucketOf is the hash address of a hash value (claim 4).
@@ -416,13 +422,9 @@ func (d *Directory) allocate(now sim.Time, n int64) ([]int32, int, error) {
 	}
 	from1 = min(from1, int64(d.fifo1.Len()))
 	from1 = max(from1, n-int64(d.fifo2.Len()))
-	out := make([]int32, 0, n)
-	for range from1 {
-		r, fresh := d.fifo1.Pop()
-		if fresh {
-			d.regionState = append(d.regionState, inFIFO1)
-		}
-		out = append(out, r)
+	out := d.fifo1.take(make([]int32, 0, n), from1)
+	if used := int(d.fifo1.next); used > len(d.regionState) { // the regions used for the first time get a state (inUse, below)
+		d.regionState = slices.Grow(d.regionState, used-len(d.regionState))[:used]
 	}
 	for int64(len(out)) < n {
 		out = append(out, d.fifo2.Pop().region)

@@ -38,6 +38,33 @@ func PatentKey(seed uint64, tokens []uint32) Key {
 	return Key{Tokens: int64(len(tokens)), Hash: HashTokens(seed, tokens)}
 }
 
+// HistoryKeys keys a token history that grows at its end, PatentKey of
+// the tokens given, hashing each token once however often the history is
+// keyed (a session's is keyed at its every lookup and export). A history
+// in another array than the last one keyed (a copy, or one cut at its
+// front) is hashed from its start; the tokens already hashed must not
+// change in place. The zero value is ready to use.
+type HistoryKeys struct {
+	d      xxhash.Digest
+	seed   uint64
+	first  *uint32 // the last keyed history's first token
+	hashed int     // how many of its tokens d has taken
+}
+
+// Key is PatentKey(seed, tokens).
+func (h *HistoryKeys) Key(seed uint64, tokens []uint32) Key {
+	if len(tokens) == 0 {
+		return PatentKey(seed, tokens)
+	}
+	if &tokens[0] != h.first || seed != h.seed || len(tokens) < h.hashed {
+		h.d.ResetWithSeed(seed)
+		h.seed, h.first, h.hashed = seed, &tokens[0], 0
+	}
+	writeTokens(&h.d, tokens[h.hashed:])
+	h.hashed = len(tokens)
+	return Key{Tokens: int64(len(tokens)), Hash: h.d.Sum64()}
+}
+
 // BlockKeys cuts tokens into whole blocks of blockTokens and keys block i by
 // XXH64(seed, LE64(hash of block i-1) || tokens of block i), with the hash
 // of block -1 taken as 0, and by its end position. A trailing partial block

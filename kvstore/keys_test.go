@@ -2,10 +2,12 @@ package kvstore
 
 import (
 	"encoding/binary"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestHashTokensIsXXH64OfLittleEndianIDs(t *testing.T) {
@@ -42,4 +44,34 @@ func TestBlockKeysChainThePrefix(t *testing.T) {
 
 func TestTraceBlockKeys(t *testing.T) {
 	assert.Equal(t, []Key{{512, 10}, {1024, 11}, {1100, 12}}, TraceBlockKeys([]uint64{10, 11, 12}, 512, 1100))
+}
+
+// TestHistoryKeysArePatentKeys holds HistoryKeys against PatentKey over
+// random histories: grown in place (in the array's room, or by append's
+// copies), cut at the front, copied, shortened, and with another seed.
+func TestHistoryKeysArePatentKeys(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := range 50 {
+		var h HistoryKeys
+		seed := uint64(trial % 3)
+		history := make([]uint32, 0, rng.IntN(64))
+		for step := range 200 {
+			switch op := rng.IntN(10); {
+			case op < 6: // grow at the end
+				for range rng.IntN(40) {
+					history = append(history, rng.Uint32())
+				}
+			case op == 6 && len(history) > 0: // cut at the front
+				history = history[rng.IntN(len(history)):]
+			case op == 7: // copied into another array
+				history = append(make([]uint32, 0, len(history)+rng.IntN(64)), history...)
+			case op == 8 && len(history) > 0: // a shorter history in the same array
+				history = history[:rng.IntN(len(history))]
+				history = history[:len(history):len(history)] // grown again, it moves
+			case op == 9:
+				seed++
+			}
+			require.Equal(t, PatentKey(seed, history), h.Key(seed, history), "trial %d step %d", trial, step)
+		}
+	}
 }

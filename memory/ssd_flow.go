@@ -1,7 +1,6 @@
 package memory
 
 import (
-	"container/heap"
 	"fmt"
 	"slices"
 	"sort"
@@ -192,48 +191,99 @@ func (q *flowSlots) issue(now sim.Time) sim.Time {
 // outstanding ones, with depth queue slots, at now.
 func (q *flowSlots) add(o flowOut, depth int64, now sim.Time) {
 	if q.rest.Len() > 0 && o.end < q.rest.h[0].end {
-		heap.Push(&q.rest, o)
+		q.rest.push(o)
 	} else {
-		heap.Push(&q.top, o)
+		q.top.push(o)
 		q.topCmds += o.cmds
 	}
 	for q.topCmds >= depth {
-		x := heap.Pop(&q.top).(flowOut)
+		x := q.top.pop()
 		q.topCmds -= x.cmds
-		heap.Push(&q.rest, x)
+		q.rest.push(x)
 	}
 	for q.rest.Len() > 0 && q.topCmds+q.rest.h[0].cmds < depth {
-		x := heap.Pop(&q.rest).(flowOut)
+		x := q.rest.pop()
 		q.topCmds += x.cmds
-		heap.Push(&q.top, x)
+		q.top.push(x)
 	}
 	if q.rest.Len() > 2*q.kept+1024 {
 		q.rest.h = slices.DeleteFunc(q.rest.h, func(x flowOut) bool { return x.end <= now })
-		heap.Init(&q.rest)
+		q.rest.init()
 		q.kept = q.rest.Len()
 	}
 }
 
 // flowOuts is a heap of outstanding requests by end: the earliest on top,
-// or with latest the latest.
+// or with latest the latest. Its moves are container/heap's, on the
+// concrete type (through the interface, boxing each value, they were a
+// twentieth of a cluster day's CPU).
 type flowOuts struct {
 	h      []flowOut
 	latest bool
 }
 
+// Len is the number of requests in the heap.
 func (q *flowOuts) Len() int { return len(q.h) }
-func (q *flowOuts) Less(i, j int) bool {
+
+// less reports whether request i goes above request j.
+func (q *flowOuts) less(i, j int) bool {
 	if q.latest {
 		return q.h[i].end > q.h[j].end
 	}
 	return q.h[i].end < q.h[j].end
 }
-func (q *flowOuts) Swap(i, j int) { q.h[i], q.h[j] = q.h[j], q.h[i] }
-func (q *flowOuts) Push(x any)    { q.h = append(q.h, x.(flowOut)) }
-func (q *flowOuts) Pop() any {
-	x := q.h[len(q.h)-1]
-	q.h = q.h[:len(q.h)-1]
+
+// push adds o.
+func (q *flowOuts) push(o flowOut) {
+	q.h = append(q.h, o)
+	q.up(len(q.h) - 1)
+}
+
+// pop removes and returns the top request.
+func (q *flowOuts) pop() flowOut {
+	n := len(q.h) - 1
+	q.h[0], q.h[n] = q.h[n], q.h[0]
+	q.down(0, n)
+	x := q.h[n]
+	q.h = q.h[:n]
 	return x
+}
+
+// init orders the requests into a heap.
+func (q *flowOuts) init() {
+	for i := len(q.h)/2 - 1; i >= 0; i-- {
+		q.down(i, len(q.h))
+	}
+}
+
+// up moves request j up to its place.
+func (q *flowOuts) up(j int) {
+	for j > 0 {
+		i := (j - 1) / 2
+		if !q.less(j, i) {
+			return
+		}
+		q.h[i], q.h[j] = q.h[j], q.h[i]
+		j = i
+	}
+}
+
+// down moves request i down to its place among the first n.
+func (q *flowOuts) down(i, n int) {
+	for {
+		j := 2*i + 1
+		if j >= n {
+			return
+		}
+		if j2 := j + 1; j2 < n && q.less(j2, j) {
+			j = j2
+		}
+		if !q.less(j, i) {
+			return
+		}
+		q.h[i], q.h[j] = q.h[j], q.h[i]
+		i = j
+	}
 }
 
 // flowController returns when a request of n commands issued at issue has

@@ -3,6 +3,7 @@ package workloads
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/kvcosim/kvcosim/sim"
 )
@@ -276,6 +277,7 @@ func Synthetic(c SyntheticConfig, streams sim.Streams) (*Workload, error) {
 		system[i] = uint32(sysRNG.IntN(c.Vocab))
 	}
 	w := &Workload{}
+	var scratch []uint32 // a session's ids as they are drawn, before layOut
 	for id := range c.Sessions {
 		start := arrivals.next()
 		if start > sim.Horizon {
@@ -284,6 +286,7 @@ func Synthetic(c SyntheticConfig, streams sim.Streams) (*Workload, error) {
 		tenant := c.tenantOf(tenantRNG, tenants)
 		r := streams.Stream(fmt.Sprintf("workload/session/%d", id))
 		s, end := Session{ID: int64(id), Start: start, Tenant: tenant.name}, start
+		ids := scratch[:0]
 		for t := range int(turns.Sample(r)) {
 			fit, prefix := tenant.follow, []uint32(nil)
 			if t == 0 {
@@ -291,11 +294,11 @@ func Synthetic(c SyntheticConfig, streams sim.Streams) (*Workload, error) {
 			}
 			turn := Turn{Node: -1}
 			n := draw(r, fit, c.MaxPromptTokens)
-			turn.NewTokens = make([]uint32, len(prefix)+n) // the prefix and the drawn tokens, in one array
-			r.FillIntN(turn.NewTokens[copy(turn.NewTokens, prefix):], c.Vocab)
-			turn.NewTokenCount = int64(len(turn.NewTokens))
-			turn.Output = tokens(r, draw(r, tenant.output, c.MaxOutputTokens), c.Vocab)
-			turn.OutputCount = int64(len(turn.Output))
+			ids = drawTokens(r, append(ids, prefix...), n, c.Vocab) // the prefix and the drawn tokens
+			turn.NewTokenCount = int64(len(prefix) + n)
+			out := draw(r, tenant.output, c.MaxOutputTokens)
+			ids = drawTokens(r, ids, out, c.Vocab)
+			turn.OutputCount = int64(out)
 			if t > 0 {
 				gap := think.Sample(r)
 				if r.Float64() < c.InterruptProbability {
@@ -310,6 +313,8 @@ func Synthetic(c SyntheticConfig, streams sim.Streams) (*Workload, error) {
 			}
 			s.Turns = append(s.Turns, turn)
 		}
+		s.layOut(ids)
+		scratch = ids
 		w.Sessions = append(w.Sessions, s)
 	}
 	return w, nil
@@ -323,8 +328,10 @@ func draw(r *sim.Stream, d *sim.LogNormal, maxTokens int) int {
 	return int(math.Round(min(max(1, d.Sample(r)), float64(maxTokens))))
 }
 
-func tokens(r *sim.Stream, n, vocab int) []uint32 {
-	out := make([]uint32, n)
-	r.FillIntN(out, vocab)
-	return out
+// drawTokens appends n token ids drawn from r below vocab to ids.
+func drawTokens(r *sim.Stream, ids []uint32, n, vocab int) []uint32 {
+	at := len(ids)
+	ids = slices.Grow(ids, n)[:at+n]
+	r.FillIntN(ids[at:], vocab)
+	return ids
 }

@@ -120,3 +120,30 @@ func TestSyntheticClampsHugeDraws(t *testing.T) {
 		})
 	}
 }
+
+// TestSyntheticLaysASessionsIDsOutInOneArray: a session's Tokens is every
+// turn's new tokens then its output, in order, and each turn's ids are
+// its pieces, capped at their ends (so that appending to one copies out).
+func TestSyntheticLaysASessionsIDsOutInOneArray(t *testing.T) {
+	c := DefaultSynthetic()
+	c.Sessions, c.SystemPromptTokens = 200, 30
+	w, err := Synthetic(c, sim.NewStreams(5))
+	require.NoError(t, err)
+	for _, s := range w.Sessions {
+		var want []uint32
+		for i, tr := range s.Turns {
+			at := len(want)
+			require.Len(t, tr.NewTokens, int(tr.NewTokenCount))
+			assert.Same(t, &s.Tokens[at], &tr.NewTokens[0], "session %d turn %d's new tokens", s.ID, i)
+			assert.Equal(t, len(tr.NewTokens), cap(tr.NewTokens))
+			want = append(want, tr.NewTokens...)
+			if len(tr.Output) > 0 {
+				assert.Same(t, &s.Tokens[len(want)], &tr.Output[0], "session %d turn %d's output", s.ID, i)
+			}
+			assert.Equal(t, len(tr.Output), cap(tr.Output))
+			want = append(want, tr.Output...)
+		}
+		require.Equal(t, want, s.Tokens)
+		assert.Equal(t, len(s.Tokens), cap(s.Tokens), "an array of its exact size")
+	}
+}

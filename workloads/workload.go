@@ -40,6 +40,28 @@ type Session struct {
 	// Timed sessions come from a trace: a turn arrives at its Arrival, or
 	// when the previous turn ends if later; otherwise after its Gap.
 	Timed bool
+	// Tokens is every turn's new tokens then its output, in turn order, in
+	// one array, where the generator lays them out so (nil otherwise): each
+	// turn's NewTokens and Output are its pieces, capped at their ends, so
+	// that a host can take a session's history as a prefix of it rather
+	// than copy it (a day's synthetic sessions hold gigabytes of ids).
+	Tokens []uint32
+}
+
+// layOut gives the session's turns their ids from ids, every turn's new
+// tokens then its output in order, as many as their counts say: Tokens
+// becomes a copy of ids of its exact size, and each turn's ids its pieces.
+func (s *Session) layOut(ids []uint32) {
+	s.Tokens = make([]uint32, len(ids))
+	copy(s.Tokens, ids)
+	at := int64(0)
+	for i := range s.Turns {
+		t := &s.Turns[i]
+		t.NewTokens = s.Tokens[at : at+t.NewTokenCount : at+t.NewTokenCount]
+		at += t.NewTokenCount
+		t.Output = s.Tokens[at : at+t.OutputCount : at+t.OutputCount]
+		at += t.OutputCount
+	}
 }
 
 // Workload is the sessions of a run, in order of start.
