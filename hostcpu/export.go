@@ -217,7 +217,9 @@ func (ex *exporter) exported(id int) {
 // forget lets the history of a session that has ended go once its last
 // export is stored: written through (store.export: after_turn), nothing
 // reads its tokens again, and a cluster's day holds a million sessions'
-// (issue 41: 3 GB of a day's 13 GB heap). Functional mode keeps them.
+// (issue 41: 3 GB of a day's 13 GB heap, when every history was a copy).
+// A history borrowed from the workload's array (promptOf) stays with the
+// workload. Functional mode keeps them.
 func (ex *exporter) forget(sess *session) {
 	s := ex.s
 	if sess.turn < len(sess.plan.Turns) || sess.exporting || s.cfg.Export != AfterTurn || s.fn != nil {
