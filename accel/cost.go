@@ -225,9 +225,10 @@ func (d Device) linearEfficiency(tokens float64) float64 {
 	return d.LinearEfficiency * tokens / (tokens + d.LinearHalfTokens)
 }
 
-// allReduce is two ring all-reduces per layer of the tokens' activations:
-// 2(tp-1) hop latencies and 2(tp-1)/tp of the data each, the bytes past
-// AllReduceLargeBytes at the large messages' efficiency.
+// allReduce is the ring all-reduces of the tokens' activations, two a
+// layer (one for a parallel attention block): 2(tp-1) hop latencies and
+// 2(tp-1)/tp of the data each, the bytes past AllReduceLargeBytes at the
+// large messages' efficiency.
 func (n *Node) allReduce(tokens int64) sim.Time {
 	if n.TP == 1 {
 		return 0
@@ -240,7 +241,7 @@ func (n *Node) allReduce(tokens int64) sim.Time {
 		fullRateBytes = d.AllReduceLargeBytes/d.AllReduceEfficiency + (data-d.AllReduceLargeBytes)/d.AllReduceLargeEfficiency
 	}
 	per := 2*(tp-1)*float64(d.NVLinkHopLatency) + 2*(tp-1)/tp*fullRateBytes/float64(d.NVLinkBandwidth)*1e12
-	return sim.TimeOf(2 * float64(n.Model.Layers) * per)
+	return sim.TimeOf(float64(n.Model.allReducesPerLayer()*n.Model.Layers) * per)
 }
 
 // meanContext is the mean context of the iteration's decodes.

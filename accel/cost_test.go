@@ -100,6 +100,30 @@ func TestAllReduceRing(t *testing.T) {
 	assert.InDelta(t, float64(one.Compute)/2, float64(c.Compute), 1, "compute splits over the devices")
 }
 
+// TestAParallelBlockAllReducesOnceALayer: a model whose attention and MLP
+// run in parallel (Falcon's parallel_attn) sums their partial outputs
+// before one all-reduce a layer, as vLLM's FalconDecoderLayer does;
+// the others reduce each half on its own.
+func TestAParallelBlockAllReducesOnceALayer(t *testing.T) {
+	sequential := toyNode(t, 2)
+	sequential.Device.NVLinkHopLatency = 100
+	parallel := *sequential
+	parallel.Model.ParallelAttention = true
+	decodes := Iteration{Decodes: []int64{1, 1, 1}}
+	// as TestAllReduceRing: 2 hops of 100 ps and 24 B at 1 GB/s each
+	assert.Equal(t, sim.Time(2*100+24_000), parallel.Cost(decodes).AllReduce)
+	assert.Equal(t, 2*parallel.Cost(decodes).AllReduce, sequential.Cost(decodes).AllReduce)
+
+	for _, c := range []struct {
+		preset string
+		want   int
+	}{{"falcon-40b", 1}, {"llama-2-70b", 2}, {"llama-65b", 2}, {"llama-2-13b", 2}, {"bloom-176b", 2}} {
+		m, err := ModelPreset(c.preset)
+		require.NoError(t, err)
+		assert.Equal(t, c.want, m.allReducesPerLayer(), "%s: all-reduces a layer (config.json's parallel_attn)", c.preset)
+	}
+}
+
 func TestAllReduceBytesPastTheThresholdReachTheLargeEfficiency(t *testing.T) {
 	n := toyNode(t, 2)
 	n.Device.NVLinkHopLatency = 0                   // the data's time alone

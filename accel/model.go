@@ -37,6 +37,12 @@ type Model struct {
 	// PlainMLP marks a two-matrix MLP (up, then down: BLOOM, GPT); the
 	// default is the gated MLP of three (gate, up, down).
 	PlainMLP bool
+	// ParallelAttention marks a layer whose attention and MLP read the
+	// same input and add their outputs to it together (config.json's
+	// parallel_attn: Falcon), so tensor parallelism sums both partial
+	// outputs in one all-reduce a layer; the default is attention, then
+	// the MLP, each reduced on its own (two a layer).
+	ParallelAttention bool
 	// ContextTokens is the context window (config.json's
 	// max_position_embeddings): no request's prompt and output may pass
 	// it. 0: no window.
@@ -144,6 +150,22 @@ func plainMLP(m Model) Model {
 	return m
 }
 
+// parallelAttention marks m's attention and MLP as one parallel block.
+func parallelAttention(m Model) Model {
+	m.ParallelAttention = true
+	return m
+}
+
+// allReducesPerLayer is the tensor-parallel all-reduces of one layer's
+// activations: one for a parallel block, else one after the attention
+// and one after the MLP.
+func (m Model) allReducesPerLayer() int {
+	if m.ParallelAttention {
+		return 1
+	}
+	return 2
+}
+
 // window sets m's context window.
 func window(m Model, tokens int64) Model {
 	m.ContextTokens = tokens
@@ -161,7 +183,7 @@ var modelPresets = map[string]Model{
 	"llama-3-70b": window(gqa("llama-3-70b", 80, 8192, 64, 8, 28672, 128256, 70_553_706_496), 8192),
 	"qwen2.5-7b":  window(gqa("qwen2.5-7b", 28, 3584, 28, 4, 18944, 152064, 7_615_616_512), 32768),
 	"qwen2.5-72b": window(gqa("qwen2.5-72b", 80, 8192, 64, 8, 29568, 152064, 72_706_203_648), 32768),
-	"falcon-40b":  window(plainMLP(gqa("falcon-40b", 60, 8192, 128, 8, 32768, 65024, 41_833_988_096)), 2048),
+	"falcon-40b":  window(parallelAttention(plainMLP(gqa("falcon-40b", 60, 8192, 128, 8, 32768, 65024, 41_833_988_096))), 2048),
 	"bloom-176b":  window(plainMLP(gqa("bloom-176b", 70, 14336, 112, 112, 57344, 250880, 176_247_271_424)), 2048),
 	"deepseek-v3": {Name: "deepseek-v3", Layers: 61, Hidden: 7168, Heads: 128, KVHeads: 128, HeadDim: 128,
 		Intermediate: 18432, Vocab: 129280, Params: 671_000_000_000, ActiveParams: 37_000_000_000,
