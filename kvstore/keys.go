@@ -2,6 +2,7 @@ package kvstore
 
 import (
 	"encoding/binary"
+	"unsafe"
 
 	"github.com/cespare/xxhash/v2"
 )
@@ -21,7 +22,19 @@ func HashTokens(seed uint64, tokens []uint32) uint64 {
 	return d.Sum64()
 }
 
+// littleEndian is whether the machine keeps a uint32 in memory as its
+// little-endian bytes, so that writeTokens can hash the ids in place.
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+// writeTokens hashes the ids as little-endian uint32s: on a little-endian
+// machine their own bytes (a day of a cluster hashes about a billion ids,
+// and copying each into a buffer first was half the hashing's time),
+// otherwise through a buffer.
 func writeTokens(d *xxhash.Digest, tokens []uint32) {
+	if littleEndian && len(tokens) > 0 {
+		d.Write(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(tokens))), 4*len(tokens)))
+		return
+	}
 	var buf [256]byte
 	for len(tokens) > 0 {
 		n := min(len(tokens), len(buf)/4)

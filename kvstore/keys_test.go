@@ -75,3 +75,20 @@ func TestHistoryKeysArePatentKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteTokensHashesTheSameInPlaceOrThroughABuffer: the in-place path
+// (a little-endian machine) and the buffer's (any other) hash the same,
+// across the buffer's 64-id boundary.
+func TestWriteTokensHashesTheSameInPlaceOrThroughABuffer(t *testing.T) {
+	ids := make([]uint32, 1000)
+	for i := range ids {
+		ids[i] = uint32(i)*2654435761 + 7
+	}
+	defer func(was bool) { littleEndian = was }(littleEndian)
+	for _, n := range []int{0, 1, 63, 64, 65, 1000} {
+		littleEndian = true
+		inPlace := HashTokens(9, ids[:n])
+		littleEndian = false
+		assert.Equal(t, inPlace, HashTokens(9, ids[:n]), "%d ids", n)
+	}
+}

@@ -3,7 +3,10 @@ package workloads
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 
 	"github.com/kvcosim/kvcosim/sim"
 )
@@ -247,11 +250,46 @@ func (f LengthFit) mean(maxTokens int) float64 {
 const SyntheticKind = "synthetic"
 
 // Synthetic draws a workload; each session draws from its own stream, so a
-// session does not change when others are added.
+// session does not change when others are added. The sessions' starts and
+// tenants come first, in order, from streams of their own; then the
+// sessions are drawn on every CPU at once (a day of a cluster draws a
+// billion token ids), each into its place, so the workload is the same
+// however many CPUs draw it.
 func Synthetic(c SyntheticConfig, streams sim.Streams) (*Workload, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
+	d, err := newSessionDrawer(c, streams)
+	if err != nil {
+		return nil, err
+	}
+	heads, late, err := d.heads()
+	if err != nil {
+		return nil, err
+	}
+	w := &Workload{Sessions: make([]Session, len(heads))}
+	errs := make([]error, len(heads))
+	d.drawAll(heads, w.Sessions, errs)
+	for _, err := range errs {
+		if err != nil {
+			return nil, err // the first session's, as a draw in order would stop at
+		}
+	}
+	return w, late
+}
+
+// sessionDrawer draws a synthetic session's turns from the session's own
+// stream; it holds only what every session reads.
+type sessionDrawer struct {
+	c                SyntheticConfig
+	streams          sim.Streams
+	think, interrupt *sim.LogNormal
+	turns            *sim.Geometric
+	system           []uint32 // the system prompt's ids
+}
+
+// newSessionDrawer builds the distributions and the system prompt.
+func newSessionDrawer(c SyntheticConfig, streams sim.Streams) (*sessionDrawer, error) {
 	think, err := sim.LogNormalFromMedianP90(c.Think.Median, c.Think.P90)
 	if err != nil {
 		return nil, err
@@ -260,66 +298,109 @@ func Synthetic(c SyntheticConfig, streams sim.Streams) (*Workload, error) {
 	if err != nil {
 		return nil, err
 	}
-	tenants, err := c.tenantLengths()
-	if err != nil {
-		return nil, err
-	}
 	turns, err := sim.NewGeometric(1 / c.TurnsMean)
 	if err != nil {
 		return nil, err
 	}
-	arrivals, err := newStarts(c.Arrival, c.SessionRatePerS, streams.Stream("workload/arrivals"))
-	if err != nil {
-		return nil, err
-	}
-	tenantRNG := streams.Stream("workload/tenants")
 	system := make([]uint32, c.SystemPromptTokens)
 	sysRNG := streams.Stream("workload/system-prompt")
 	for i := range system {
 		system[i] = uint32(sysRNG.IntN(c.Vocab))
 	}
-	w := &Workload{}
-	var scratch []uint32 // a session's ids as they are drawn, before layOut
+	return &sessionDrawer{c: c, streams: streams, think: think, interrupt: interrupt, turns: turns, system: system}, nil
+}
+
+// sessionHead is what a session draws before its turns: its start and
+// tenant.
+type sessionHead struct {
+	start  sim.Time
+	tenant *tenantDists
+}
+
+// heads draws the sessions' starts and tenants in order, up to the first
+// that would start past sim.Horizon: late is that session's error (nil
+// if none), returned after any error of the sessions before it.
+func (d *sessionDrawer) heads() (heads []sessionHead, late, err error) {
+	c, streams := d.c, d.streams
+	tenants, err := c.tenantLengths()
+	if err != nil {
+		return nil, nil, err
+	}
+	arrivals, err := newStarts(c.Arrival, c.SessionRatePerS, streams.Stream("workload/arrivals"))
+	if err != nil {
+		return nil, nil, err
+	}
+	tenantRNG := streams.Stream("workload/tenants")
+	heads = make([]sessionHead, 0, c.Sessions)
 	for id := range c.Sessions {
 		start := arrivals.next()
 		if start > sim.Horizon {
-			return nil, fmt.Errorf("workload.session_rate_per_s = %v: session %d would start past the %v limit of a run", c.SessionRatePerS, id, sim.Horizon)
+			return heads, fmt.Errorf("workload.session_rate_per_s = %v: session %d would start past the %v limit of a run", c.SessionRatePerS, id, sim.Horizon), nil
 		}
-		tenant := c.tenantOf(tenantRNG, tenants)
-		r := streams.Stream(fmt.Sprintf("workload/session/%d", id))
-		s, end := Session{ID: int64(id), Start: start, Tenant: tenant.name}, start
-		ids := scratch[:0]
-		for t := range int(turns.Sample(r)) {
-			fit, prefix := tenant.follow, []uint32(nil)
-			if t == 0 {
-				fit, prefix = tenant.first, system
-			}
-			turn := Turn{Node: -1}
-			n := draw(r, fit, c.MaxPromptTokens)
-			ids = drawTokens(r, append(ids, prefix...), n, c.Vocab) // the prefix and the drawn tokens
-			turn.NewTokenCount = int64(len(prefix) + n)
-			out := draw(r, tenant.output, c.MaxOutputTokens)
-			ids = drawTokens(r, ids, out, c.Vocab)
-			turn.OutputCount = int64(out)
-			if t > 0 {
-				gap := think.Sample(r)
-				if r.Float64() < c.InterruptProbability {
-					gap, turn.Interrupted = gap+interrupt.Sample(r), true
-				}
-				turn.Gap = sim.TimeOf(gap * 1e12)
-				var ok bool
-				if end, ok = sim.AddTime(end, turn.Gap); !ok || end > sim.Horizon {
-					return nil, fmt.Errorf("workload.think_median_s = %v, think_p90_s = %v, turns_mean = %v: session %d's turn %d would arrive past the %v limit of a run (its think times add up past it)",
-						c.Think.Median, c.Think.P90, c.TurnsMean, id, t, sim.Horizon)
-				}
-			}
-			s.Turns = append(s.Turns, turn)
-		}
-		s.layOut(ids)
-		scratch = ids
-		w.Sessions = append(w.Sessions, s)
+		heads = append(heads, sessionHead{start: start, tenant: c.tenantOf(tenantRNG, tenants)})
 	}
-	return w, nil
+	return heads, nil, nil
+}
+
+// drawAll draws session i from heads[i] into out[i] (its error into
+// errs[i]), on as many goroutines as the process has CPUs, each taking
+// the next batch of sessions.
+func (d *sessionDrawer) drawAll(heads []sessionHead, out []Session, errs []error) {
+	const batch = 64
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			var scratch []uint32 // a session's ids as they are drawn, before layOut
+			for {
+				first := int(next.Add(batch)) - batch
+				if first >= len(heads) {
+					return
+				}
+				for id := first; id < min(first+batch, len(heads)); id++ {
+					out[id], scratch, errs[id] = d.session(id, heads[id], scratch)
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// session draws session id's turns from its own stream (scratch: room
+// for its ids, returned grown for the next session).
+func (d *sessionDrawer) session(id int, h sessionHead, scratch []uint32) (Session, []uint32, error) {
+	c, tenant := d.c, h.tenant
+	r := d.streams.Stream(fmt.Sprintf("workload/session/%d", id))
+	s, end := Session{ID: int64(id), Start: h.start, Tenant: tenant.name}, h.start
+	ids := scratch[:0]
+	for t := range int(d.turns.Sample(r)) {
+		fit, prefix := tenant.follow, []uint32(nil)
+		if t == 0 {
+			fit, prefix = tenant.first, d.system
+		}
+		turn := Turn{Node: -1}
+		n := draw(r, fit, c.MaxPromptTokens)
+		ids = drawTokens(r, append(ids, prefix...), n, c.Vocab) // the prefix and the drawn tokens
+		turn.NewTokenCount = int64(len(prefix) + n)
+		out := draw(r, tenant.output, c.MaxOutputTokens)
+		ids = drawTokens(r, ids, out, c.Vocab)
+		turn.OutputCount = int64(out)
+		if t > 0 {
+			gap := d.think.Sample(r)
+			if r.Float64() < c.InterruptProbability {
+				gap, turn.Interrupted = gap+d.interrupt.Sample(r), true
+			}
+			turn.Gap = sim.TimeOf(gap * 1e12)
+			var ok bool
+			if end, ok = sim.AddTime(end, turn.Gap); !ok || end > sim.Horizon {
+				return s, ids, fmt.Errorf("workload.think_median_s = %v, think_p90_s = %v, turns_mean = %v: session %d's turn %d would arrive past the %v limit of a run (its think times add up past it)",
+					c.Think.Median, c.Think.P90, c.TurnsMean, id, t, sim.Horizon)
+			}
+		}
+		s.Turns = append(s.Turns, turn)
+	}
+	s.layOut(ids)
+	return s, ids, nil
 }
 
 // draw is a token count from d, from 1 to maxTokens. It clamps the draw

@@ -2,6 +2,7 @@ package workloads
 
 import (
 	"math"
+	"runtime"
 	"sort"
 	"testing"
 
@@ -145,5 +146,24 @@ func TestSyntheticLaysASessionsIDsOutInOneArray(t *testing.T) {
 		}
 		require.Equal(t, want, s.Tokens)
 		assert.Equal(t, len(s.Tokens), cap(s.Tokens), "an array of its exact size")
+	}
+}
+
+// TestSyntheticIsTheSameOnAnyNumberOfCPUs: the sessions drawn on one CPU
+// and on several, in batches, are the same, ids included.
+func TestSyntheticIsTheSameOnAnyNumberOfCPUs(t *testing.T) {
+	c := DefaultSynthetic()
+	c.Sessions, c.SystemPromptTokens, c.InterruptProbability = 300, 20, 0.2
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	var want *Workload
+	for _, cpus := range []int{1, 2, 7} {
+		runtime.GOMAXPROCS(cpus)
+		w, err := Synthetic(c, sim.NewStreams(11))
+		require.NoError(t, err)
+		if want == nil {
+			want = w
+			continue
+		}
+		require.Equal(t, want.Sessions, w.Sessions, "%d CPUs", cpus)
 	}
 }
