@@ -21,7 +21,8 @@ import (
 // request and the process's peak heap (issue 19: how far one process
 // goes; docs/studies.md); a tenth of the day first, each with the drives
 // page by page and at the request resolution (storage.resolution).
-// `-benchtime 1x`: the day takes minutes and 12-15 GiB of heap.
+// `-benchtime 1x`: the day takes about a minute at the request resolution,
+// four page by page, and 8-9 GiB of heap.
 func BenchmarkClusterDay(b *testing.B) {
 	for _, c := range []struct {
 		nodes      int
