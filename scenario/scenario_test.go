@@ -107,7 +107,11 @@ func TestResolvedScenarioRoundTrips(t *testing.T) {
 
 // run executes a scenario with overrides and returns its summary and CSV.
 func run(t testing.TB, sets ...string) (reports.Summary, []byte) {
-	res := executed(t, sets...)
+	return summaryAndCSV(t, executed(t, sets...))
+}
+
+// summaryAndCSV is a run's summary and its requests.csv.
+func summaryAndCSV(t testing.TB, res *Result) (reports.Summary, []byte) {
 	var csv bytes.Buffer
 	require.NoError(t, reports.WriteRequestsCSV(&csv, res.Rows()))
 	return res.Summary(), csv.Bytes()
