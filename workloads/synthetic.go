@@ -156,7 +156,7 @@ const MaxMemoryLimitGiB = 256
 //     outputs (first_prompt, follow_up and output median and p90 1,
 //     20,000 sessions, 69,785 requests: 143.6 MB, estimate 191 MB; fpga
 //     130 MB); 2 KiB;
-//   - a session is its table (368 B), its workload Session (48 B) and
+//   - a session is its table (368 B), its workload Session (48 B; 72 B with Tokens) and
 //     their slices' growth: 512 B;
 //   - a run of 10 sessions holds 19.9 MB; 32 MiB.
 //
