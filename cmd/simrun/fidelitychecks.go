@@ -202,7 +202,7 @@ type caModel struct {
 const (
 	caCostGap = "under the paper's cost model the figure implies RE's GPU time is 78-88 % prefill; kvcosim's RE spends 9-18 % of its accelerator time on prefill " +
 		"and the rest decoding (338 tokens a turn, at a mean batch of 7-8 under the closed loop's trace order), so CA's run is only 8-16 % shorter and its store's price outweighs that on three models"
-	caCapacityGap = "the paper's 71 % against Falcon-40B's 90 % needs misses for want of room: 10 TB holds about 2,700 of 65B's 3.7 GB sessions, and the paper's open job queue " +
+	caCapacityGap = "the paper's 71 % against Falcon-40B's 90 % needs misses for want of room: 10 TB holds about 3,100 of 65B's sessions (3.2 GB each on average), and the paper's open job queue " +
 		"at a session a second leaves more than that waiting; kvcosim's closed loop of 24 in trace order keeps at most about 1,000 sessions between turns (3.2 TB at 9,000 sessions), " +
 		"so under 1 % of its lookups miss (docs/fidelity.md, \"At the paper's scale\")"
 	caThroughputGap = "the ratio is RE's mean TTFT over CA's, 1 / (1 - TTFT reduction): a TTFT reduction a few points short of the paper's is tens of per cent of throughput"
