@@ -173,3 +173,22 @@ func TestCachedAttentionMeasuresAfterTheWarmup(t *testing.T) {
 		})
 	}
 }
+
+// TestCachedAttentionGapsByScale: a figure's known gap at the paper's
+// scale is the scenario's unless caPaperScaleGaps names it ("" for none).
+func TestCachedAttentionGapsByScale(t *testing.T) {
+	m := caModel{name: "llama-65b", gaps: map[string]string{"hit": "why", "ttft": "because"}}
+	for _, c := range []struct {
+		figure     string
+		paperScale bool
+		want       string
+	}{
+		{"hit", false, "why"},
+		{"hit", true, ""},
+		{"ttft", false, "because"},
+		{"ttft", true, "because"},
+		{"cost", true, ""},
+	} {
+		assert.Equal(t, c.want, m.gap(c.figure, c.paperScale), "%s at the paper's scale: %v", c.figure, c.paperScale)
+	}
+}
