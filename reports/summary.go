@@ -111,6 +111,22 @@ type Summary struct {
 	// Goodput is what the run served within its objectives; absent when
 	// the scenario sets none (slo.*).
 	Goodput *Goodput `json:"goodput,omitempty"`
+	// AfterWarmup is the run's figures over the turns after its warm-up
+	// (workload.warmup_turns); absent without one.
+	AfterWarmup *WarmupSummary `json:"after_warmup,omitempty"`
+}
+
+// WarmupSummary is a run's figures over the turns that arrived after its
+// first WarmupTurns (the store's warm-up, which CachedAttention's paper
+// leaves out of its figures): how many completed, their TTFT, their
+// prompt tokens and those reused from the store, and the share reused.
+type WarmupSummary struct {
+	WarmupTurns    int         `json:"warmup_turns"`
+	Turns          int         `json:"turns"`
+	TTFTms         Percentiles `json:"ttft_ms"`
+	PromptTokens   int64       `json:"prompt_tokens"`
+	ReusedTokens   int64       `json:"reused_tokens"`
+	HitRatioTokens float64     `json:"hit_ratio_tokens"`
 }
 
 // EngineSummary is the incremental engine's KV allocation and preemption

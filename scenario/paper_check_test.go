@@ -13,15 +13,16 @@ import (
 // CachedAttention (Gao et al., USENIX ATC 2024, Figures 13 and 14): the
 // TTFT reduction of CA against recomputing every turn, and CA's hit rate,
 // per model. kvcosim's figures (docs/examples/cachedattention-paper.yaml)
-// are held within paperBand of them, but LLaMA-65B's TTFT reduction,
-// above the band since the drives' reads go before queued programs.
+// are held within paperBand of them, but LLaMA-65B's, above the band: its
+// replay misses no lookup for want of room, where the paper's misses
+// (docs/fidelity.md, "At the paper's scale").
 var cachedAttentionPaper = []struct {
 	model                  string
 	ttftReduction, hitRate float64
-	// fasterThanPaper: kvcosim's TTFT reduction lies above the band, for
-	// the reason docs/studies.md gives; the check then holds it there, so
-	// that a change that brings it back says so
-	fasterThanPaper bool
+	// aboveBand: kvcosim's TTFT reduction and hit rate lie above the band,
+	// for the reason docs/fidelity.md gives; the check then holds them
+	// there, so that a change that brings them back says so
+	aboveBand bool
 }{
 	{"llama-2-13b", 0.85, 0.86, false},
 	{"llama-65b", 0.61, 0.71, true},
@@ -34,8 +35,9 @@ const paperBand = 0.10
 
 // TestCachedAttentionPaperBand replays the paper's experiment for each
 // model: recompute against cachedattention, the TTFT reduction as
-// 1 - mean TTFT of CA / mean TTFT of RE over all turns, and the hit rate
-// as the share of prompt tokens CA reused (docs/studies.md).
+// 1 - mean TTFT of CA / mean TTFT of RE and the hit rate as the share of
+// prompt tokens CA reused, both over the turns after the scenario's
+// warm-up (docs/fidelity.md).
 func TestCachedAttentionPaperBand(t *testing.T) {
 	if testing.Short() {
 		t.Skip("replays eight runs of 5,000 turns")
@@ -51,20 +53,22 @@ func TestCachedAttentionPaperBand(t *testing.T) {
 					continue
 				}
 				s := simulate(t, p.Sets...).Summary()
-				mean[s.Design] = s.TTFTms.Mean
+				require.NotNil(t, s.AfterWarmup, "the scenario warms the store up as the paper does")
+				mean[s.Design] = s.AfterWarmup.TTFTms.Mean
 				if s.Design == "cachedattention" {
-					hit = s.HitRatioTokens
+					hit = s.AfterWarmup.HitRatioTokens
 				}
 			}
 			require.Len(t, mean, 2)
 			reduction := 1 - mean["cachedattention"]/mean["recompute"]
 			t.Logf("%s: TTFT reduction %.1f %% (paper %.0f %%), hit rate %.1f %% (paper %.0f %%)",
 				c.model, 100*reduction, 100*c.ttftReduction, 100*hit, 100*c.hitRate)
-			if c.fasterThanPaper {
-				assert.Greater(t, reduction, c.ttftReduction+paperBand, "TTFT reduction above the band (docs/studies.md)")
-			} else {
-				assert.LessOrEqual(t, math.Abs(reduction-c.ttftReduction), paperBand, "TTFT reduction")
+			if c.aboveBand {
+				assert.Greater(t, reduction, c.ttftReduction+paperBand, "TTFT reduction above the band (docs/fidelity.md)")
+				assert.Greater(t, hit, c.hitRate+paperBand, "hit rate above the band (docs/fidelity.md)")
+				return
 			}
+			assert.LessOrEqual(t, math.Abs(reduction-c.ttftReduction), paperBand, "TTFT reduction")
 			assert.LessOrEqual(t, math.Abs(hit-c.hitRate), paperBand, "hit rate")
 		})
 	}

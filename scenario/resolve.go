@@ -748,6 +748,7 @@ func (r *resolver) resolveWorkload(sc *Scenario, out *resolved) {
 	r.intIn("workload.limit", int64(w.Limit), 0, 1<<31-1)
 	r.floatIn("workload.time_scale", w.TimeScale, 1e-9, 1e9)
 	r.intIn("workload.max_concurrency", int64(w.MaxConcurrency), 0, 1<<20)
+	r.intIn("workload.warmup_turns", int64(w.WarmupTurns), 0, 1<<31-1)
 	out.host.MaxConcurrency = w.MaxConcurrency
 	out.host.ClosedOrder = pick(r, "workload.closed_order", w.ClosedOrder, hostcpu.ClosedOrders.Parse)
 	if !r.unset("workload.closed_order") && w.MaxConcurrency == 0 && out.host.ClosedOrder != hostcpu.OrderTrace {

@@ -213,6 +213,10 @@ type Workload struct {
 	SkipBadLines      bool    `yaml:"skip_bad_lines"`
 	ContextPolicy     string  `yaml:"context_policy"`
 	TruncateFill      float64 `yaml:"truncate_fill"`
+	// WarmupTurns is how many turns, the first to arrive, summary.json's
+	// after_warmup leaves out (0, left out of a run's scenario.yaml: no
+	// after_warmup).
+	WarmupTurns int `yaml:"warmup_turns,omitempty"`
 	// Arrival is the synthetic sessions' arrival process (left out:
 	// poisson), and the keys after it its parameters (0, left out: the
 	// default, docs/scenario.md); Tenants share out the sessions. All are

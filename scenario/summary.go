@@ -75,6 +75,7 @@ func (res *Result) Summary() reports.Summary {
 		s.SustainedOutputTokensPerS = float64(output) * r.sustainedPerSession(&s.Load)
 	}
 	s.Goodput = r.goodput(&s.Load)
+	s.AfterWarmup = afterWarmup(records, r.l.Workload.WarmupTurns)
 	if s.PromptTokens > 0 {
 		s.HitRatioTokens = float64(s.PrefillTokensReused) / float64(s.PromptTokens)
 	}
@@ -119,6 +120,30 @@ func (res *Result) Summary() reports.Summary {
 			"unreadable": f.Unreadable, "faults_injected": f.Injected}
 	}
 	return s
+}
+
+// afterWarmup summarises the completed requests among records (in
+// arrival order) after the first warmup of them, arrived, completed or
+// not; nil without a warm-up.
+func afterWarmup(records []hostcpu.Record, warmup int) *reports.WarmupSummary {
+	if warmup == 0 {
+		return nil
+	}
+	w := &reports.WarmupSummary{WarmupTurns: warmup}
+	var ttft []float64
+	for _, rec := range records[min(warmup, len(records)):] {
+		if !rec.Done {
+			continue
+		}
+		ttft = append(ttft, ms(rec.TTFT))
+		w.PromptTokens += rec.PromptTokens
+		w.ReusedTokens += rec.ReusedTokens
+	}
+	w.Turns, w.TTFTms = len(ttft), reports.NewPercentiles(ttft)
+	if w.PromptTokens > 0 {
+		w.HitRatioTokens = float64(w.ReusedTokens) / float64(w.PromptTokens)
+	}
+	return w
 }
 
 // resumedTurn reports whether a request continues a context that was not

@@ -144,3 +144,51 @@ func TestCachedAttentionModelsRunOnThePapersGPUs(t *testing.T) {
 		assert.Equal(t, gpus[p.Values[0]], l.Accelerator.TP, p.Values)
 	}
 }
+
+// TestCachedAttentionMeasuresAfterTheWarmup: with a warm-up
+// (workload.warmup_turns) the TTFT reduction, the hit rate and the prefill
+// throughput are over the turns after it, as the paper measures its 42K
+// turns after the first 10K; without one, over all turns.
+func TestCachedAttentionMeasuresAfterTheWarmup(t *testing.T) {
+	run := func(ttftMs, hit float64, warm *reports.WarmupSummary) reports.Summary {
+		return reports.Summary{TTFTms: reports.Percentiles{Mean: ttftMs}, HitRatioTokens: hit, AfterWarmup: warm}
+	}
+	after := func(ttftMs, hit float64) *reports.WarmupSummary {
+		return &reports.WarmupSummary{WarmupTurns: 10, TTFTms: reports.Percentiles{Mean: ttftMs}, HitRatioTokens: hit}
+	}
+	for _, c := range []struct {
+		name    string
+		re, ca  reports.Summary
+		measure caMeasure
+		want    float64
+	}{
+		{"TTFT reduction over all turns", run(1000, 0, nil), run(200, 0.8, nil), caTTFTReduction, 0.8},
+		{"TTFT reduction after the warm-up", run(1000, 0, after(1200, 0)), run(200, 0.8, after(600, 0.7)), caTTFTReduction, 0.5},
+		{"hit rate over all turns", run(1000, 0, nil), run(200, 0.8, nil), caHitRate, 0.8},
+		{"hit rate after the warm-up", run(1000, 0, after(1200, 0)), run(200, 0.8, after(600, 0.7)), caHitRate, 0.7},
+		{"throughput after the warm-up", run(1000, 0, after(1200, 0)), run(200, 0.8, after(600, 0.7)), caThroughput, 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			assert.InDelta(t, c.want, c.measure(caModel{}, c.re, c.ca), 1e-12)
+		})
+	}
+}
+
+// TestCachedAttentionGapsByScale: a figure's known gap at the paper's
+// scale is the scenario's unless caPaperScaleGaps names it ("" for none).
+func TestCachedAttentionGapsByScale(t *testing.T) {
+	m := caModel{name: "llama-65b", gaps: map[string]string{"hit": "why", "ttft": "because"}}
+	for _, c := range []struct {
+		figure     string
+		paperScale bool
+		want       string
+	}{
+		{"hit", false, "why"},
+		{"hit", true, ""},
+		{"ttft", false, "because"},
+		{"ttft", true, "because"},
+		{"cost", true, ""},
+	} {
+		assert.Equal(t, c.want, m.gap(c.figure, c.paperScale), "%s at the paper's scale: %v", c.figure, c.paperScale)
+	}
+}

@@ -27,7 +27,7 @@ func commands() []command {
 		{"explain", "narrate one session's walk through the system, claim by claim: explain [-c FILE] --session ID", runExplain},
 		{"regress", "compare the micro-scenarios' stage cycles and times with their goldens: regress [--update]", runRegress},
 		{"calibrate", "run every calibration check and print the table (--json for JSON)", runCalibrate},
-		{"fidelity", "check every published figure over seeds and print the table: fidelity [--seeds N] [--quick] [--paper-scale] [--json] [-j N] [--root DIR]", runFidelity},
+		{"fidelity", "check every published figure over seeds and print the table: fidelity [--seeds N] [--quick] [--paper-scale=false] [--json] [-j N] [--root DIR]", runFidelity},
 		{"trace-stats", "a trace's statistics and ideal prefix hit ratio: trace-stats FORMAT:PATH", runTraceStats},
 		{"kernels", "run a golden-vector file of the decoding kernels: kernels --vectors FILE", runKernels},
 		{"verify", "functional mode: import equals recompute: verify [-c FILE] [--sessions N] [--seed S]", runVerify},
