@@ -167,6 +167,21 @@ func TestEngineOverlapTakesTheLargerOfLaunchesAndWork(t *testing.T) {
 	assert.Equal(t, sim.Time(6000+3+4*7+2*100), e.around(5000, 10, 4, 3), "each prompt after the first pays it")
 }
 
+// TestEngineWithoutLaunchesKeepsTheGPUsTime: with no launches an
+// iteration is the GPU's time as it is, which is what it was as a float64
+// rounded back (exact below 2^53 ps, rounded above), plus the overheads.
+func TestEngineWithoutLaunchesKeepsTheGPUsTime(t *testing.T) {
+	e := Engine{IterationOverhead: 3, SequenceOverhead: 5}
+	r := sim.NewStreams(1).Stream("gpu")
+	for i := range 1000 {
+		gpu := sim.Time(r.Int64N(1 << 40))
+		if i%10 == 0 {
+			gpu = sim.Time(1<<53 + r.Int64N(1<<60))
+		}
+		assert.Equal(t, sim.SumTime(sim.TimeOf(float64(gpu)), 3, 2*5), e.around(gpu, 80, 2, 0), "%d ps", gpu)
+	}
+}
+
 func TestKernelHookChargesSequences(t *testing.T) {
 	n := toyNode(t, 1)
 	n.Device.SMs, n.Device.KernelLaunch = 4, 100

@@ -44,13 +44,15 @@ func (e Engine) around(gpu sim.Time, layers, seqs, prompts int) sim.Time {
 		perLayer = e.PrefillLayerLaunch
 	}
 	launch := float64(sim.Time(layers) * perLayer)
-	both := float64(gpu)
+	both := gpu // without launches, the GPU's time as it is (as a float64 it was exact below 2^53 ps)
 	if launch > 0 { // the norm as larger x (1 + (smaller / larger)^k)^(1/k): no overflow
 		k := max(e.Overlap, 1)
-		hi, lo := max(both, launch), min(both, launch)
-		both = hi * math.Pow(1+math.Pow(lo/hi, k), 1/k)
+		hi, lo := max(float64(gpu), launch), min(float64(gpu), launch)
+		both = sim.TimeOf(hi * math.Pow(1+math.Pow(lo/hi, k), 1/k))
+	} else if gpu >= 1<<53 {
+		both = sim.TimeOf(float64(gpu))
 	}
-	return sim.SumTime(sim.TimeOf(both), e.IterationOverhead, sim.Time(seqs)*e.SequenceOverhead,
+	return sim.SumTime(both, e.IterationOverhead, sim.Time(seqs)*e.SequenceOverhead,
 		sim.Time(max(prompts-1, 0))*e.PromptOverhead)
 }
 

@@ -111,8 +111,10 @@ func (s *ssdBase) count(r Request, cmds int64, start sim.Time) {
 }
 
 // finish records the latency of request r, begun at start and ended now,
-// and signals its completion.
-func (s *ssdBase) finish(r Request, start sim.Time) {
+// and signals its completion: an event now, or, when finishing is the
+// caller's last act (last), at once if that event would be the next one
+// (sim.Engine.Continue).
+func (s *ssdBase) finish(r Request, start sim.Time, last bool) {
 	latency := s.eng.Now() - start
 	if r.Write {
 		s.writeLatency.AddTime(latency)
@@ -122,7 +124,11 @@ func (s *ssdBase) finish(r Request, start sim.Time) {
 	if j, ok := r.Done.Handler.(*Striped); ok && !j.partEnds(r.Done.Arg) {
 		return // a striped access's part that is not its last (Striped.partEnds)
 	}
-	if r.Done.Handler != nil {
+	switch {
+	case r.Done.Handler == nil:
+	case last:
+		s.eng.Continue(r.Done)
+	default:
 		s.eng.Schedule(s.eng.Now(), r.Done)
 	}
 }

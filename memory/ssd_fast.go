@@ -277,7 +277,7 @@ func (s *pageDrive) runEnd(id int64) {
 	}
 	if x := &w.reqs[id-w.reqs[0].id]; !x.raised {
 		x.raised = true
-		s.finish(x.req, x.arrival)
+		s.finish(x.req, x.arrival, false)
 	}
 	if id == w.reqs[len(w.reqs)-1].id {
 		s.settleRun(s.eng.Now())
@@ -346,7 +346,7 @@ func (s *pageDrive) settleRun(now sim.Time) {
 		}
 		if ended == x.n && !x.raised {
 			x.raised = true
-			s.finish(r, x.arrival)
+			s.finish(r, x.arrival, false)
 		}
 	}
 	arrived.flush(s.host.HostToCard)

@@ -305,7 +305,7 @@ func (s *requestDrive) flowWrite(now sim.Time, r Request, issue sim.Time) sim.Ti
 	y0, y1 := x0+firstBytes-c.WriteBufferBytes, x1-c.WriteBufferBytes // the bytes the first and last commands wait for
 	admitFirst := max(ctrlFirst, f.lastAdmit, f.releaseAt(y0, now))
 	link := s.host.HostToCard
-	wire := link.Config().WireTime
+	wire := link.WireTime
 	arrFirst := max(admitFirst, link.FreeAt()) + wire(firstBytes) + link.Config().Latency
 	// the last command goes after its admission and every earlier one's
 	// (the release curve's kinks, the spans starting between y0 and y1,
@@ -455,8 +455,8 @@ func (s *requestDrive) flowRead(r Request, issue sim.Time) sim.Time {
 	readyLast := max(f.readFree+c.ReadTime, ctrlFirst+f.sense.TransferTime(r.Bytes)+f.pageRead, ctrlLast+f.pageRead) + c.ReadOverhead
 	link := s.host.CardToHost
 	_, arrival := flowStream(link, readyFirst, readyLast, r.Bytes, lastBytes)
-	cfg := link.Config()
-	return max(arrival, readyFirst+wait+cfg.WireTime(r.Bytes)+cfg.Latency, readyLast+wait+cfg.WireTime(lastBytes)+cfg.Latency)
+	latency := link.Config().Latency
+	return max(arrival, readyFirst+wait+link.WireTime(r.Bytes)+latency, readyLast+wait+link.WireTime(lastBytes)+latency)
 }
 
 // flowStream books a request's bytes on link in one reservation: its first
@@ -464,8 +464,7 @@ func (s *requestDrive) flowRead(r Request, issue sim.Time) sim.Time {
 // after the bytes before it have crossed. It returns when the last command
 // starts and when the last byte arrives.
 func flowStream(link *sim.Link, first, last sim.Time, bytes, lastBytes int64) (lastStart, arrival sim.Time) {
-	wire := link.Config().WireTime
-	whole, lastWire := wire(bytes), wire(lastBytes)
+	whole, lastWire := link.WireTime(bytes), link.WireTime(lastBytes)
 	lastStart = max(max(first, link.FreeAt())+whole-lastWire, last)
 	return lastStart, link.TransferFrom(lastStart+lastWire-whole, bytes, sim.Event{})
 }
@@ -475,5 +474,5 @@ func flowStream(link *sim.Link, first, last sim.Time, bytes, lastBytes int64) (l
 func (s *requestDrive) Handle(ev sim.Event) {
 	d := s.flow.reqs.Take(int(ev.Arg))
 	s.count(d.req, d.cmds, d.start)
-	s.finish(d.req, d.start)
+	s.finish(d.req, d.start, true) // the request level ends here: nothing after it
 }

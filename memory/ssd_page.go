@@ -332,5 +332,5 @@ func (s *pageDrive) raise(c ssdCmd) {
 		}
 		s.splits.Take(c.parent)
 	}
-	s.finish(c.req, c.start)
+	s.finish(c.req, c.start, false)
 }

@@ -171,7 +171,7 @@ func (s *pageDrive) readEnd(id int64) {
 		return
 	}
 	x.raised = true
-	s.finish(x.req, x.arrival)
+	s.finish(x.req, x.arrival, false)
 	if w.open--; w.open == 0 {
 		s.settleReads(s.eng.Now())
 	}
@@ -345,7 +345,7 @@ func (s *pageDrive) settleReads(now sim.Time) {
 		}
 		if ended == x.n && !x.raised {
 			x.raised = true
-			s.finish(x.req, x.arrival)
+			s.finish(x.req, x.arrival, false)
 		}
 	}
 	arrived := linkTally{cfg: s.host.CardToHost.Config()}

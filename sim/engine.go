@@ -177,6 +177,46 @@ func TaggedKey(at Time, tag uint64) Key {
 	return Key{At: at, order: uint64(PriorityTagged)<<seqBits | tag}
 }
 
+// Continue raises ev now, with PriorityNormal, as Schedule(Now(), ev)
+// would, and handles it at once when that event would be the next one
+// handled: nothing else is pending at this time before it (only
+// PriorityLate events may be). Then it is counted and keyed as that event
+// and the order of everything else is the same, without a trip through
+// the queue: a completion a component reports the moment it happens (a
+// drive's, one for every piece of every export in a cluster's day). The
+// caller must do nothing after it that the event's handler could see.
+// Otherwise it is scheduled.
+func (e *Engine) Continue(ev Event) {
+	if e.pendingNow() {
+		e.Schedule(e.now, ev)
+		return
+	}
+	e.seq++
+	order := uint64(PriorityNormal)<<seqBits | e.seq
+	if e.stale {
+		e.heap[0].order = order // the handled event's entry stands for this one until a push takes it
+	} else {
+		e.current = order
+	}
+	e.handled++
+	ev.Handler.Handle(ev)
+}
+
+// pendingNow reports whether an event is pending now (not PriorityLate)
+// besides the one being handled.
+func (e *Engine) pendingNow() bool {
+	h, first := e.heap, 0
+	if e.stale { // heap[0] is the event being handled: the next is a child of it
+		first = 1
+	}
+	for i := first; i < min(len(h), 2*first+1); i++ {
+		if h[i].at == e.now && Priority(h[i].order>>seqBits) < PriorityLate {
+			return true
+		}
+	}
+	return false
+}
+
 // Reserve returns the key an event scheduled now at time at, with
 // PriorityNormal, would take.
 func (e *Engine) Reserve(at Time) Key {
@@ -251,8 +291,9 @@ func (e *Engine) RunUntil(t Time) {
 		if len(e.heap) == 0 || e.heap[0].at > t {
 			break
 		}
+		before := e.handled
 		e.Step()
-		if e.watch != nil && e.handled%WatchEvents == 0 {
+		if e.watch != nil && e.handled/WatchEvents != before/WatchEvents { // a step may handle more than one (Continue)
 			e.watch()
 		}
 	}

@@ -130,10 +130,12 @@ type Link struct {
 	transfers int64
 	// arrivals holds the done events: arrivals never overtake each other
 	arrivals *Lane
-	// lastBytes and lastWire memoise WireTime: transfers repeat one size
-	// (a DMA chunk, an NVMe command's MDTS).
-	lastBytes int64
-	lastWire  Time
+	// wires memoises WireTime for the last sizes asked: transfers repeat a
+	// few sizes (a DMA chunk, an NVMe command's MDTS, an export's pieces),
+	// and each is two divisions. A zero entry is right as it is:
+	// WireTime(0) is 0.
+	wires    [4]wireTime
+	nextWire uint8
 	// holder has booked transfers ahead on the link (hold.go)
 	holder Holder
 }
@@ -152,6 +154,26 @@ func (l *Link) Name() string { return l.name }
 // Config returns the link's configuration.
 func (l *Link) Config() LinkConfig { return l.cfg }
 
+// wireTime is one size's WireTime.
+type wireTime struct {
+	bytes int64
+	wire  Time
+}
+
+// WireTime is Config().WireTime(bytes), remembered for the last four
+// sizes asked.
+func (l *Link) WireTime(bytes int64) Time {
+	for _, w := range &l.wires {
+		if w.bytes == bytes {
+			return w.wire
+		}
+	}
+	w := wireTime{bytes, l.cfg.WireTime(bytes)}
+	l.wires[l.nextWire%uint8(len(l.wires))] = w
+	l.nextWire++
+	return w.wire
+}
+
 // Transfer sends bytes and raises done when they have arrived (done with a
 // nil Handler raises nothing). It returns the arrival time.
 func (l *Link) Transfer(bytes int64, done Event) Time {
@@ -168,10 +190,7 @@ func (l *Link) Transfer(bytes int64, done Event) Time {
 func (l *Link) TransferFrom(at Time, bytes int64, done Event) Time {
 	l.Free()
 	start := max(at, l.freeAt)
-	if bytes != l.lastBytes || l.transfers == 0 {
-		l.lastBytes, l.lastWire = bytes, l.cfg.WireTime(bytes)
-	}
-	serial := l.lastWire
+	serial := l.WireTime(bytes)
 	freeAt, ok := AddTime(start, serial)
 	arrival, ok2 := AddTime(freeAt, l.cfg.Latency)
 	if !ok || !ok2 {

@@ -113,3 +113,19 @@ func TestEffectiveBandwidth(t *testing.T) {
 	cfg := LinkConfig{Bandwidth: 10 * GBps, PacketPayloadBytes: 256, PacketHeaderBytes: 24}
 	assert.InDelta(t, 10*256.0/280, cfg.EffectiveBandwidth().GBps(), 1e-6)
 }
+
+// TestLinkWireTimeRemembersItsSizes: the link's remembered wire times are
+// its configuration's, for sizes repeated, new, zero and past the memo.
+func TestLinkWireTimeRemembersItsSizes(t *testing.T) {
+	cfg := LinkConfig{Bandwidth: 3 * GBps, Latency: 7, PacketPayloadBytes: 256, PacketHeaderBytes: 24, ChunkBytes: 4096, ChunkOverhead: 11}
+	l, err := NewLink(NewEngine(0), "memo", cfg)
+	require.NoError(t, err)
+	r := NewStreams(5).Stream("sizes")
+	for i := range 2000 {
+		bytes := int64(r.IntN(9)) * 1000 // few sizes, as transfers repeat them, zero among them
+		if i%7 == 0 {
+			bytes = int64(r.IntN(1 << 30))
+		}
+		require.Equal(t, cfg.WireTime(bytes), l.WireTime(bytes), "%d B", bytes)
+	}
+}
