@@ -44,7 +44,7 @@ func (e Engine) around(gpu sim.Time, layers, seqs, prompts int) sim.Time {
 		perLayer = e.PrefillLayerLaunch
 	}
 	launch := float64(sim.Time(layers) * perLayer)
-	both := gpu // without launches, the GPU's time as it is (as a float64 it was exact below 2^53 ps)
+	both := gpu     // without launches, the GPU's time as it is (as a float64 it was exact below 2^53 ps)
 	if launch > 0 { // the norm as larger x (1 + (smaller / larger)^k)^(1/k): no overflow
 		k := max(e.Overlap, 1)
 		hi, lo := max(float64(gpu), launch), min(float64(gpu), launch)
