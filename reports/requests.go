@@ -1,10 +1,12 @@
 package reports
 
 import (
+	"bufio"
 	"encoding/csv"
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // RequestRow is one request in requests.csv; times are milliseconds.
@@ -57,7 +59,8 @@ const TenantColumn = "tenant"
 
 // WriteRequestsCSV writes the rows with a header.
 func WriteRequestsCSV(w io.Writer, rows []RequestRow) error {
-	cw := csv.NewWriter(w)
+	bw := bufio.NewWriter(w)
+	cw := csv.NewWriter(bw) // its buffer is bw: rows written to either fall in order
 	tenants := slices.ContainsFunc(rows, func(r RequestRow) bool { return r.Tenant != "" })
 	preempted := len(rows) > 0 && rows[0].Preempted != nil
 	header := RequestColumns
@@ -71,24 +74,91 @@ func WriteRequestsCSV(w io.Writer, rows []RequestRow) error {
 	if err := cw.Write(header); err != nil {
 		return err
 	}
-	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 6, 64) }
-	i := func(v int64) string { return strconv.FormatInt(v, 10) }
-	var rec []string
+	line, rec := &lineFields{}, &recordFields{}
 	for _, r := range rows {
-		rec = append(rec[:0], i(r.ID), i(r.Session), i(int64(r.Turn)), i(int64(r.Node)), r.Decision, strconv.FormatBool(r.Hit), f(r.ArrivalMs),
-			i(r.PromptTokens), i(r.ReusedTokens), i(r.ResidentTokens), i(r.ComputedTokens), i(r.Output),
-			f(r.QueueMs), f(r.QueryMs), f(r.ImportMs), f(r.PrefillMs), f(r.DecodeMs), f(r.ExportMs), f(r.TTFTms), f(r.TPOTms), f(r.E2Ems), f(r.KVWaitMs), i(r.TruncatedTokens))
-		if preempted {
-			rec = append(rec, i(r.Preempted.Times), i(r.Preempted.RecomputedTokens), i(r.Preempted.MovedBytes))
+		line.b, line.plain, line.fields = line.b[:0], true, 0
+		r.fields(line, preempted, tenants)
+		if line.plain { // nothing to quote: the line as encoding/csv would write it
+			if _, err := bw.Write(append(line.b, '\n')); err != nil {
+				return err
+			}
+			continue
 		}
-		rec = append(rec, strconv.FormatBool(r.Rejected))
-		if tenants {
-			rec = append(rec, r.Tenant)
-		}
-		if err := cw.Write(rec); err != nil {
+		rec.s = rec.s[:0]
+		r.fields(rec, preempted, tenants)
+		if err := cw.Write(rec.s); err != nil {
 			return err
 		}
 	}
 	cw.Flush()
 	return cw.Error()
 }
+
+// fieldSink takes a row's fields in column order.
+type fieldSink interface {
+	int(v int64)
+	float(v float64)
+	bool(v bool)
+	text(v string)
+}
+
+// fields hands the row's columns to to: the preemption columns if
+// preempted, the tenant if tenants.
+func (r RequestRow) fields(to fieldSink, preempted, tenants bool) {
+	for _, v := range []int64{r.ID, r.Session, int64(r.Turn), int64(r.Node)} {
+		to.int(v)
+	}
+	to.text(r.Decision)
+	to.bool(r.Hit)
+	to.float(r.ArrivalMs)
+	for _, v := range []int64{r.PromptTokens, r.ReusedTokens, r.ResidentTokens, r.ComputedTokens, r.Output} {
+		to.int(v)
+	}
+	for _, v := range []float64{r.QueueMs, r.QueryMs, r.ImportMs, r.PrefillMs, r.DecodeMs, r.ExportMs, r.TTFTms, r.TPOTms, r.E2Ems, r.KVWaitMs} {
+		to.float(v)
+	}
+	to.int(r.TruncatedTokens)
+	if preempted {
+		to.int(r.Preempted.Times)
+		to.int(r.Preempted.RecomputedTokens)
+		to.int(r.Preempted.MovedBytes)
+	}
+	to.bool(r.Rejected)
+	if tenants {
+		to.text(r.Tenant)
+	}
+}
+
+// lineFields writes the fields into one CSV line, unquoted; plain says
+// whether every text field is one encoding/csv leaves unquoted (made of
+// letters, digits and _ . : / + -).
+type lineFields struct {
+	b      []byte
+	plain  bool
+	fields int
+}
+
+func (l *lineFields) sep() {
+	if l.fields > 0 {
+		l.b = append(l.b, ',')
+	}
+	l.fields++
+}
+func (l *lineFields) int(v int64)     { l.sep(); l.b = strconv.AppendInt(l.b, v, 10) }
+func (l *lineFields) float(v float64) { l.sep(); l.b = strconv.AppendFloat(l.b, v, 'f', 6, 64) }
+func (l *lineFields) bool(v bool)     { l.sep(); l.b = strconv.AppendBool(l.b, v) }
+func (l *lineFields) text(v string) {
+	l.sep()
+	l.b = append(l.b, v...)
+	l.plain = l.plain && !strings.ContainsFunc(v, func(c rune) bool {
+		return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("_.:/+-", c))
+	})
+}
+
+// recordFields collects the fields as encoding/csv's record.
+type recordFields struct{ s []string }
+
+func (f *recordFields) int(v int64)     { f.s = append(f.s, strconv.FormatInt(v, 10)) }
+func (f *recordFields) float(v float64) { f.s = append(f.s, strconv.FormatFloat(v, 'f', 6, 64)) }
+func (f *recordFields) bool(v bool)     { f.s = append(f.s, strconv.FormatBool(v)) }
+func (f *recordFields) text(v string)   { f.s = append(f.s, v) }
