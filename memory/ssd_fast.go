@@ -55,10 +55,10 @@ type runWrite struct {
 // runCursor is where the recurrences stand after the last command worked
 // out.
 type runCursor struct {
-	linkFree, wire, lastAdmit, lastIssue sim.Time
-	wireBytes, admitted, freed           int64
-	next                                 int
-	blocked                              bool
+	linkFree, lastAdmit, lastIssue sim.Time
+	admitted, freed                int64
+	next                           int
+	blocked                        bool
 }
 
 // soloCmd is one command of the run; notYet marks a stage not reached.
@@ -205,7 +205,7 @@ func (s *pageDrive) fastWrite(r Request) bool {
 func (s *pageDrive) workOut(k int, stop sim.Time) bool {
 	w, c := &s.run, &s.run.cur
 	maxIO, bufferBytes, qd := s.cfg.MaxIOBytes, s.cfg.WriteBufferBytes, s.cfg.QueueDepthMax
-	cfg := s.host.HostToCard.Config()
+	link := s.host.HostToCard
 	for ; k < len(w.reqs); k++ {
 		r := &w.reqs[k]
 		w.cmds = w.cmds[:r.first]
@@ -240,11 +240,8 @@ func (s *pageDrive) workOut(k int, stop sim.Time) bool {
 				}
 				if c.blocked = t > stop; !c.blocked {
 					x.admit, c.lastAdmit, c.admitted = t, t, c.admitted+x.bytes
-					if x.bytes != c.wireBytes {
-						c.wireBytes, c.wire = x.bytes, cfg.WireTime(x.bytes)
-					}
-					c.linkFree = max(t, c.linkFree) + c.wire
-					x.arrive = c.linkFree + cfg.Latency
+					c.linkFree = max(t, c.linkFree) + link.WireTime(x.bytes)
+					x.arrive = c.linkFree + link.Config().Latency
 					x.end = x.arrive + s.cfg.WriteOverhead
 					if x.arrive <= stop {
 						if at, bytes, ok := s.program(x.arrive, x.bytes); ok {
@@ -305,7 +302,7 @@ func (s *pageDrive) settleRun(now sim.Time) {
 	w := &s.run
 	w.active = false
 	maxIO := s.cfg.MaxIOBytes
-	arrived := linkTally{cfg: s.host.HostToCard.Config()}
+	arrived := linkTally{link: s.host.HostToCard}
 	for k := range w.reqs {
 		x := &w.reqs[k]
 		r := x.req
@@ -336,7 +333,7 @@ func (s *pageDrive) settleRun(now sim.Time) {
 			case c.arrive <= now:
 				s.writesDone.Schedule(c.end, sim.Event{Handler: s, Op: opSSDComplete, Arg: int64(slot)})
 			case c.admit <= now:
-				arrived.flush(s.host.HostToCard)
+				arrived.flush()
 				if at := s.transferWrite(c.admit, c.bytes, slot); at != c.arrive {
 					panic(fmt.Sprintf("memory: %s at %v: a run's command arrives at %v, the link says %v", s.cfg.Name, now, c.arrive, at))
 				}
@@ -349,7 +346,7 @@ func (s *pageDrive) settleRun(now sim.Time) {
 			s.finish(r, x.arrival, false)
 		}
 	}
-	arrived.flush(s.host.HostToCard)
+	arrived.flush()
 	for _, x := range w.rels {
 		if x.at <= now {
 			s.bufferUsed -= x.bytes
@@ -385,31 +382,26 @@ func (s *pageDrive) requeue(r Request, start sim.Time, n, made, ended int) int {
 }
 
 // linkTally sums the transfers of a run's commands that have arrived, in
-// command order, for sim.Link.Account: the wire carried them one after the
-// other, so it is free when the last has crossed.
+// command order, for sim.Link.Account on link: the wire carried them one
+// after the other, so it is free when the last has crossed.
 type linkTally struct {
-	cfg          sim.LinkConfig
+	link         *sim.Link
 	n, bytes     int64
 	busy, freeAt sim.Time
-	lastBytes    int64
-	lastWire     sim.Time
 }
 
 // add counts a transfer of bytes that arrived at arrive.
 func (t *linkTally) add(bytes int64, arrive sim.Time) {
-	if bytes != t.lastBytes {
-		t.lastBytes, t.lastWire = bytes, t.cfg.WireTime(bytes)
-	}
 	t.n++
 	t.bytes += bytes
-	t.busy += t.lastWire
-	t.freeAt = arrive - t.cfg.Latency
+	t.busy += t.link.WireTime(bytes)
+	t.freeAt = arrive - t.link.Config().Latency
 }
 
-// flush accounts the summed transfers to link l and starts a new sum.
-func (t *linkTally) flush(l *sim.Link) {
+// flush accounts the summed transfers to the link and starts a new sum.
+func (t *linkTally) flush() {
 	if t.n > 0 {
-		l.Account(t.n, t.bytes, t.busy, t.freeAt)
+		t.link.Account(t.n, t.bytes, t.busy, t.freeAt)
 	}
 	t.n, t.bytes, t.busy = 0, 0, 0
 }

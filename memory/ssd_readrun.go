@@ -131,15 +131,16 @@ func (s *pageDrive) placeOnLink(i int) {
 	w := &s.readRun
 	w.order = append(w.order, int32(i))
 	first := s.linkPlace(len(w.order) - 1)
-	cfg := s.host.CardToHost.Config()
+	link := s.host.CardToHost
+	latency := link.Config().Latency
 	free := w.link0
 	if first > 0 {
-		free = w.cmds[w.order[first-1]].done - cfg.Latency
+		free = w.cmds[w.order[first-1]].done - latency
 	}
 	for _, i := range w.order[first:] {
 		c := &w.cmds[i]
-		free = max(c.ready, free) + cfg.WireTime(c.bytes)
-		c.done = free + cfg.Latency
+		free = max(c.ready, free) + link.WireTime(c.bytes)
+		c.done = free + latency
 		r := &w.reqs[c.req]
 		r.end = max(r.end, c.done)
 	}
@@ -203,14 +204,14 @@ func (s *pageDrive) compactReads() {
 		return
 	}
 	f := w.reqs[cut].first
-	arrived := linkTally{cfg: s.host.CardToHost.Config()}
+	arrived := linkTally{link: s.host.CardToHost}
 	for _, i := range w.order[:f] {
 		c := w.cmds[i]
 		s.reads.Add(1)
 		s.bytesRead.Add(c.bytes)
 		arrived.add(c.bytes, c.done)
 	}
-	arrived.flush(s.host.CardToHost)
+	arrived.flush()
 	w.link0 = s.host.CardToHost.FreeAt()
 	w.cmds = w.cmds[:copy(w.cmds, w.cmds[f:])]
 	for i := range w.cmds {
@@ -348,7 +349,7 @@ func (s *pageDrive) settleReads(now sim.Time) {
 			s.finish(x.req, x.arrival, false)
 		}
 	}
-	arrived := linkTally{cfg: s.host.CardToHost.Config()}
+	arrived := linkTally{link: s.host.CardToHost}
 	for _, i := range w.order {
 		c := w.cmds[i]
 		if c.ready > now {
@@ -358,10 +359,10 @@ func (s *pageDrive) settleReads(now sim.Time) {
 			arrived.add(c.bytes, c.done)
 			continue
 		}
-		arrived.flush(s.host.CardToHost)
+		arrived.flush()
 		if at := s.host.CardToHost.TransferFrom(c.ready, c.bytes, sim.Event{Handler: s, Op: opSSDComplete, Arg: int64(slots[i])}); at != c.done {
 			panic(fmt.Sprintf("memory: %s at %v: a read run's command arrives at %v, the link says %v", s.cfg.Name, now, c.done, at))
 		}
 	}
-	arrived.flush(s.host.CardToHost)
+	arrived.flush()
 }
