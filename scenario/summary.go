@@ -130,16 +130,16 @@ func afterWarmup(records []hostcpu.Record, warmup int) *reports.WarmupSummary {
 		return nil
 	}
 	w := &reports.WarmupSummary{WarmupTurns: warmup}
-	var ttft []float64
+	var ttft, fromAdmission []float64
 	for _, rec := range records[min(warmup, len(records)):] {
 		if !rec.Done {
 			continue
 		}
-		ttft = append(ttft, ms(rec.TTFT))
+		ttft, fromAdmission = append(ttft, ms(rec.TTFT)), append(fromAdmission, ms(rec.Prefill))
 		w.PromptTokens += rec.PromptTokens
 		w.ReusedTokens += rec.ReusedTokens
 	}
-	w.Turns, w.TTFTms = len(ttft), reports.NewPercentiles(ttft)
+	w.Turns, w.TTFTms, w.TTFTFromAdmissionMs = len(ttft), reports.NewPercentiles(ttft), reports.NewPercentiles(fromAdmission)
 	if w.PromptTokens > 0 {
 		w.HitRatioTokens = float64(w.ReusedTokens) / float64(w.PromptTokens)
 	}

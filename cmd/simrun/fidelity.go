@@ -26,6 +26,7 @@ func runFidelity(args []string, stdout, stderr io.Writer) int {
 	seeds := fs.Int("seeds", 5, "seeds each seeded check runs (1 to 100)")
 	quick := fs.Bool("quick", false, "CI's form: 2 seeds (unless --seeds is given)")
 	paperScale := fs.Bool("paper-scale", true, "replay CachedAttention at the paper's 9,000 sessions too, on one seed (about 8 CPU-minutes); --quick leaves it out unless given")
+	openQueue := fs.Bool("open-queue", false, "replay CachedAttention at the paper's 9,000 sessions with an open job queue too, TTFT from admission, on one seed (about 9 CPU-minutes)")
 	asJSON := fs.Bool("json", false, "print the figures as a JSON array")
 	jobs := fs.Int("j", runtime.NumCPU(), "runs at once")
 	root := fs.String("root", ".", "the repository's root: where docs/examples and workloads/testdata are")
@@ -56,7 +57,7 @@ func runFidelity(args []string, stdout, stderr io.Writer) int {
 		return fail("%v", err)
 	}
 	defer os.RemoveAll(tmp)
-	env := fidelityEnv{root: *root, tmp: tmp, paperScale: *paperScale, seeds: *seeds}
+	env := fidelityEnv{root: *root, tmp: tmp, paperScale: *paperScale, openQueue: *openQueue, seeds: *seeds}
 	rows, err := runFidelityChecks(env, *jobs, stderr)
 	if err != nil {
 		return fail("%v", err)
@@ -86,12 +87,12 @@ const (
 
 // fidelityEnv is what the checks' scenarios are built from: the
 // repository's root, a folder for the files a check writes (a device
-// file, a trace), whether the checks at the paper's scale run, and the
-// seeds.
+// file, a trace), whether the checks at the paper's scale and the
+// open-queue replay run, and the seeds.
 type fidelityEnv struct {
-	root, tmp  string
-	paperScale bool
-	seeds      int
+	root, tmp             string
+	paperScale, openQueue bool
+	seeds                 int
 }
 
 // fidelityRow is one figure's outcome: its definition, the value on each

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"path/filepath"
 	"testing"
 
@@ -174,21 +175,45 @@ func TestCachedAttentionMeasuresAfterTheWarmup(t *testing.T) {
 	}
 }
 
-// TestCachedAttentionGapsByScale: a figure's known gap at the paper's
-// scale is the scenario's unless caPaperScaleGaps names it ("" for none).
-func TestCachedAttentionGapsByScale(t *testing.T) {
+// TestCachedAttentionGapsByReplay: a figure's known gap in a replay is
+// the scenario's (caModels) unless the replay's gaps name it ("" for
+// none); the abstract's keep the cost gap unless named.
+func TestCachedAttentionGapsByReplay(t *testing.T) {
 	m := caModel{name: "llama-65b", gaps: map[string]string{"hit": "why", "ttft": "because"}}
+	scenario := caReplay{name: "scenario"}
+	paper := caReplay{name: "paper", gaps: map[string]map[string]string{"llama-65b": {"hit": ""}, caUpTo: {"throughput": "slow"}}}
 	for _, c := range []struct {
-		figure     string
-		paperScale bool
-		want       string
+		replay caReplay
+		figure string
+		want   string
 	}{
-		{"hit", false, "why"},
-		{"hit", true, ""},
-		{"ttft", false, "because"},
-		{"ttft", true, "because"},
-		{"cost", true, ""},
+		{scenario, "hit", "why"},
+		{paper, "hit", ""},
+		{scenario, "ttft", "because"},
+		{paper, "ttft", "because"},
+		{paper, "cost", ""},
 	} {
-		assert.Equal(t, c.want, m.gap(c.figure, c.paperScale), "%s at the paper's scale: %v", c.figure, c.paperScale)
+		assert.Equal(t, c.want, c.replay.gap(m, c.figure), "%s in %s", c.figure, c.replay.name)
 	}
+	assert.Equal(t, caCostGap, scenario.upToGap("cost"))
+	assert.Equal(t, "", scenario.upToGap("throughput"))
+	assert.Equal(t, "slow", paper.upToGap("throughput"))
+}
+
+// TestCachedAttentionFromAdmission: the open queue's figures read each
+// run's TTFT from admission after the warm-up; a run without a warm-up
+// gives NaN, which no band holds.
+func TestCachedAttentionFromAdmission(t *testing.T) {
+	run := func(ttftMs, fromAdmissionMs float64) reports.Summary {
+		return reports.Summary{TTFTms: reports.Percentiles{Mean: ttftMs}, AfterWarmup: &reports.WarmupSummary{WarmupTurns: 10,
+			TTFTms: reports.Percentiles{Mean: ttftMs}, TTFTFromAdmissionMs: reports.Percentiles{Mean: fromAdmissionMs}}}
+	}
+	m := caModel{name: "m"}
+	in := fidelityInputs{seeds: []map[string]reports.Summary{{"m recompute": run(9000, 400), "m cachedattention": run(3000, 100)}}}
+	assert.InDelta(t, 2.0/3, caFigure(m, caTTFTReduction, false)(in, 0), 1e-12)
+	assert.InDelta(t, 0.75, caFigure(m, caTTFTReduction, true)(in, 0), 1e-12)
+	assert.InDelta(t, 4, caFigure(m, caThroughput, true)(in, 0), 1e-12)
+	cold := fidelityInputs{seeds: []map[string]reports.Summary{{"m recompute": {TTFTms: reports.Percentiles{Mean: 900}}, "m cachedattention": {TTFTms: reports.Percentiles{Mean: 300}}}}}
+	assert.True(t, math.IsNaN(caFigure(m, caTTFTReduction, true)(cold, 0)))
+	assert.False(t, pointsBand10.holds(0.61, math.NaN()))
 }
