@@ -124,9 +124,10 @@ func (c fidelityCheck) seedsOf(env fidelityEnv) int {
 	return env.seeds
 }
 
-// inputs gathers the check's seeds' summaries and its traces' statistics.
-func (c fidelityCheck) inputs(env fidelityEnv, seeds []map[string]reports.Summary) (fidelityInputs, error) {
-	in := fidelityInputs{seeds: seeds, traces: map[string]workloads.TraceStats{}}
+// inputs gathers the check's seeds' summaries and requests and its
+// traces' statistics.
+func (c fidelityCheck) inputs(env fidelityEnv, seeds []map[string]reports.Summary, requests []map[string][]reports.RequestRow) (fidelityInputs, error) {
+	in := fidelityInputs{seeds: seeds, requests: requests, traces: map[string]workloads.TraceStats{}}
 	for _, name := range c.traces {
 		tr, err := workloads.ReadTrace("mooncake", filepath.Join(env.root, name), false)
 		if err != nil {
@@ -164,6 +165,7 @@ func fidelityChecks() []fidelityCheck {
 		cachedAttentionCheck("cachedattention", nil, false),
 		cachedAttentionCheck("cachedattention 9,000 sessions", caPaperScale, true),
 		mooncakeCheck(),
+		mooncakePrefillCheck(),
 		lmcacheCheck(),
 	}
 }
