@@ -163,6 +163,7 @@ func runFidelityChecks(env fidelityEnv, jobs int, stderr io.Writer) ([]fidelityR
 	}
 	results := runPoints("", points, jobs, progress(stderr, len(points), "run"))
 	sums := map[int][]map[string]reports.Summary{}
+	requests := map[int][]map[string][]reports.RequestRow{}
 	for i, r := range results {
 		if r.err != nil {
 			return nil, fmt.Errorf("%s, seed %d: %w", points[i].label, owners[i].seed, r.err)
@@ -170,15 +171,17 @@ func runFidelityChecks(env fidelityEnv, jobs int, stderr io.Writer) ([]fidelityR
 		o := owners[i]
 		for len(sums[o.check]) < o.seed {
 			sums[o.check] = append(sums[o.check], map[string]reports.Summary{})
+			requests[o.check] = append(requests[o.check], map[string][]reports.RequestRow{})
 		}
 		sums[o.check][o.seed-1][o.label] = r.sum
+		requests[o.check][o.seed-1][o.label] = r.rows
 	}
 	var rows []fidelityRow
 	for ci, c := range checks {
 		if !c.runsIn(env) {
 			continue
 		}
-		in, err := c.inputs(env, sums[ci])
+		in, err := c.inputs(env, sums[ci], requests[ci])
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", c.name, err)
 		}
@@ -235,10 +238,12 @@ func calibrationRows() ([]fidelityRow, error) {
 }
 
 // fidelityInputs is what a check's figures are computed from: each seed's
-// summaries by run label, and the statistics of the traces it reads.
+// summaries and requests by run label, and the statistics of the traces
+// it reads.
 type fidelityInputs struct {
-	seeds  []map[string]reports.Summary
-	traces map[string]workloads.TraceStats
+	seeds    []map[string]reports.Summary
+	requests []map[string][]reports.RequestRow
+	traces   map[string]workloads.TraceStats
 }
 
 // printFidelity writes the figures as a table, then the count of those

@@ -76,7 +76,7 @@ func TestFidelityRefusesBadFlags(t *testing.T) {
 // reason) on both seeds; exit 1 otherwise.
 func TestFidelityQuick(t *testing.T) {
 	if testing.Short() {
-		t.Skip("replays the CachedAttention experiment on two seeds: about 45 s of CPU")
+		t.Skip("replays the CachedAttention experiment on two seeds and Mooncake's two traces once: about 55 s of CPU")
 	}
 	code, stdout, stderr := simrun("fidelity", "--quick", "--json", "--root", "../..")
 	require.Equal(t, 0, code, stderr)
@@ -89,11 +89,14 @@ func TestFidelityQuick(t *testing.T) {
 		if r.Check == "cachedattention" || r.Check == "lmcache" {
 			assert.Contains(t, []int{0, quickSeeds}, r.Seeds, r.Figure)
 		}
+		if r.Check == "mooncake prefill" {
+			assert.Equal(t, 1, r.Seeds, r.Figure)
+		}
 	}
 	calibrations, err := calibrationRows()
 	require.NoError(t, err)
-	assert.Equal(t, map[string]int{"cachedattention": 23, "mooncake": 2, "lmcache": 2, "calibrate": len(calibrations)}, checks)
-	assert.Contains(t, stderr, "run 20/20 done")
+	assert.Equal(t, map[string]int{"cachedattention": 23, "mooncake": 2, "mooncake prefill": 2, "lmcache": 2, "calibrate": len(calibrations)}, checks)
+	assert.Contains(t, stderr, "run 24/24 done")
 }
 
 // TestCachedAttentionPaperCostModel works the paper's cost model by hand:
@@ -216,4 +219,69 @@ func TestCachedAttentionFromAdmission(t *testing.T) {
 	cold := fidelityInputs{seeds: []map[string]reports.Summary{{"m recompute": {TTFTms: reports.Percentiles{Mean: 900}}, "m cachedattention": {TTFTms: reports.Percentiles{Mean: 300}}}}}
 	assert.True(t, math.IsNaN(caFigure(m, caTTFTReduction, true)(cold, 0)))
 	assert.False(t, pointsBand10.holds(0.61, math.NaN()))
+}
+
+// TestMooncakePrefillSaving: the saving is 1 - the mean prefill time with
+// reuse over that without, each over the requests that ran; none that
+// ran gives no figure.
+func TestMooncakePrefillSaving(t *testing.T) {
+	ran := func(prefillMs ...float64) []reports.RequestRow {
+		rows := make([]reports.RequestRow, len(prefillMs))
+		for i, ms := range prefillMs {
+			rows[i] = reports.RequestRow{PrefillMs: ms}
+		}
+		return rows
+	}
+	rejected := reports.RequestRow{Rejected: true}
+	for _, c := range []struct {
+		name          string
+		without, with []reports.RequestRow
+		want          float64
+	}{
+		{"nothing reused saves nothing", ran(100, 300), ran(100, 300), 0},
+		{"the means, not the requests' own savings: 1 - 250 / 400", ran(100, 700), ran(100, 400), 1 - 250.0/400},
+		{"a request weighs by its time: 1 - 455 / 500, not the mean of 90 % and 0", ran(100, 900), ran(10, 900), 1 - 455.0/500},
+		{"rejected requests are left out", append(ran(200), rejected), append(ran(50), rejected, rejected), 0.75},
+		{"more time with reuse is a negative saving", ran(100), ran(150), -0.5},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			assert.InDelta(t, c.want, prefillSaving(c.without, c.with), 1e-12)
+		})
+	}
+	assert.True(t, math.IsNaN(prefillSaving(ran(100), []reports.RequestRow{rejected})), "no request ran with reuse")
+}
+
+// TestMooncakePrefillFiguresReadTheirTracesRuns: each figure is its own
+// trace's saving, from the one seed's vLLM and Mooncake runs.
+func TestMooncakePrefillFiguresReadTheirTracesRuns(t *testing.T) {
+	c := mooncakePrefillCheck()
+	in := fidelityInputs{requests: []map[string][]reports.RequestRow{{
+		"conversation vllm": {{PrefillMs: 100}}, "conversation mooncake": {{PrefillMs: 64}},
+		"synthetic vllm": {{PrefillMs: 100}}, "synthetic mooncake": {{PrefillMs: 36}},
+	}}}
+	rows := c.outcomes(in)
+	require.Len(t, rows, 2)
+	for i, want := range []float64{0.36, 0.64} {
+		assert.Equal(t, "mooncake prefill", rows[i].Check)
+		assert.InDelta(t, want, rows[i].Mean, 1e-12, rows[i].Figure)
+		assert.True(t, rows[i].Pass, rows[i].Figure)
+	}
+	assert.Equal(t, 1, c.seedsOf(fidelityEnv{seeds: 5}), "the traces draw nothing at random: one seed")
+}
+
+// TestMooncakePrefillRunsOnThePapersTestbed: every run loads, on the
+// paper's node (8 A800s, LLaMA3-70B's architecture), one request at a
+// time, the two designs differing only in the store.
+func TestMooncakePrefillRunsOnThePapersTestbed(t *testing.T) {
+	runs, err := mooncakePrefillCheck().runs(fidelityEnv{root: filepath.Join("..", "..")})
+	require.NoError(t, err)
+	require.Len(t, runs, 2*len(mooncakePrefillTraces))
+	for _, r := range runs {
+		l, err := scenario.Load(r.base, r.sets)
+		require.NoError(t, err, r.label)
+		assert.Equal(t, "llama-3-70b", l.Model, r.label)
+		assert.Equal(t, "a800", l.Accelerator.Device, r.label)
+		assert.Equal(t, 8, l.Accelerator.TP, r.label)
+		assert.Equal(t, 1, l.Workload.MaxConcurrency, r.label)
+	}
 }

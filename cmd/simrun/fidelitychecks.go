@@ -130,9 +130,10 @@ func (c fidelityCheck) seedsOf(env fidelityEnv) int {
 	return env.seeds
 }
 
-// inputs gathers the check's seeds' summaries and its traces' statistics.
-func (c fidelityCheck) inputs(env fidelityEnv, seeds []map[string]reports.Summary) (fidelityInputs, error) {
-	in := fidelityInputs{seeds: seeds, traces: map[string]workloads.TraceStats{}}
+// inputs gathers the check's seeds' summaries and requests and its
+// traces' statistics.
+func (c fidelityCheck) inputs(env fidelityEnv, seeds []map[string]reports.Summary, requests []map[string][]reports.RequestRow) (fidelityInputs, error) {
+	in := fidelityInputs{seeds: seeds, requests: requests, traces: map[string]workloads.TraceStats{}}
 	for _, name := range c.traces {
 		tr, err := workloads.ReadTrace("mooncake", filepath.Join(env.root, name), false)
 		if err != nil {
@@ -172,6 +173,7 @@ func fidelityChecks() []fidelityCheck {
 		cachedAttentionCheck(caReplay{name: "cachedattention 9,000 sessions, open queue", extra: append(slices.Clip(caPaperScale), caOpenQueue),
 			paperScale: true, openQueue: true, gaps: caOpenQueueGaps}),
 		mooncakeCheck(),
+		mooncakePrefillCheck(),
 		lmcacheCheck(),
 	}
 }
