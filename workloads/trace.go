@@ -189,6 +189,19 @@ func (t *Trace) checkOrder(r TraceRequest, line int, field string) error {
 // line (skipped with skip_bad_lines) and is never held in memory whole.
 const MaxLineBytes = 64 << 20
 
+// EachTraceLine calls f on every non-blank line of a trace file
+// (gzip-compressed when the name ends in .gz) with its 1-based line
+// number, as the readers see them: for a tool that splits or filters a
+// trace without parsing it. A line longer than MaxLineBytes is an error.
+func EachTraceLine(path string, f func(text string, line int) error) error {
+	return eachLine(path, nil, func(text string, line int, err error) error {
+		if err != nil {
+			return err
+		}
+		return f(text, line)
+	})
+}
+
 // eachLine calls f on every non-blank line (after the header line, which
 // header checks, when there is one), with its 1-based line number; a line
 // longer than MaxLineBytes comes with a *LineError instead of its text.

@@ -179,7 +179,7 @@ var notRunAsWritten = []notRun{
 	{"go run ./cmd/simrun sweep -c docs/examples/goodput-by-load.yaml -o out/goodput",
 		"35 points, 71 s on two busy cores (docs/studies.md); its first point, then the report over it",
 		[]string{"sweep -c docs/examples/goodput-by-load.yaml -o out/goodput --shard 0/35"}},
-	{"go run ./cmd/simrun fidelity", "62 runs, 5 seeds at 900 sessions and one at 9,000, about 9 CPU-minutes; TestFidelityQuick runs its --quick form",
+	{"go run ./cmd/simrun fidelity", "94 runs, 5 seeds at 900 sessions and one at 9,000, about 9 CPU-minutes; TestFidelityQuick runs its --quick form",
 		nil},
 	{"go run ./cmd/simrun fidelity --open-queue --paper-scale=false --seeds 1", "the open-queue replay at 9,000 sessions, about 9 CPU-minutes; TestFidelityQuick runs the command's --quick form",
 		nil},

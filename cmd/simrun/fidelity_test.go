@@ -1,9 +1,14 @@
 package main
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
+	"fmt"
 	"math"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -11,6 +16,7 @@ import (
 
 	"github.com/kvcosim/kvcosim/reports"
 	"github.com/kvcosim/kvcosim/scenario"
+	"github.com/kvcosim/kvcosim/workloads"
 )
 
 func TestFidelityBandHolds(t *testing.T) {
@@ -95,8 +101,8 @@ func TestFidelityQuick(t *testing.T) {
 	}
 	calibrations, err := calibrationRows()
 	require.NoError(t, err)
-	assert.Equal(t, map[string]int{"cachedattention": 23, "mooncake": 2, "mooncake prefill": 2, "lmcache": 2, "calibrate": len(calibrations)}, checks)
-	assert.Contains(t, stderr, "run 24/24 done")
+	assert.Equal(t, map[string]int{"cachedattention": 23, "mooncake": 2, "mooncake prefill": 4, "lmcache": 2, "calibrate": len(calibrations)}, checks)
+	assert.Contains(t, stderr, "run 56/56 done")
 }
 
 // TestCachedAttentionPaperCostModel works the paper's cost model by hand:
@@ -221,61 +227,138 @@ func TestCachedAttentionFromAdmission(t *testing.T) {
 	assert.False(t, pointsBand10.holds(0.61, math.NaN()))
 }
 
-// TestMooncakePrefillSaving: the saving is 1 - the mean prefill time with
-// reuse over that without, each over the requests that ran; none that
-// ran gives no figure.
-func TestMooncakePrefillSaving(t *testing.T) {
-	ran := func(prefillMs ...float64) []reports.RequestRow {
-		rows := make([]reports.RequestRow, len(prefillMs))
-		for i, ms := range prefillMs {
-			rows[i] = reports.RequestRow{PrefillMs: ms}
-		}
-		return rows
+// ranRows are requests that ran, with these prefill times.
+func ranRows(prefillMs ...float64) []reports.RequestRow {
+	rows := make([]reports.RequestRow, len(prefillMs))
+	for i, ms := range prefillMs {
+		rows[i] = reports.RequestRow{PrefillMs: ms}
 	}
+	return rows
+}
+
+// TestMooncakePrefillMeasures: the saving is 1 - the mean prefill time
+// with reuse over that without, the ratio the mean without over the mean
+// with, each over the requests that ran; none that ran gives no figure.
+func TestMooncakePrefillMeasures(t *testing.T) {
 	rejected := reports.RequestRow{Rejected: true}
 	for _, c := range []struct {
 		name          string
 		without, with []reports.RequestRow
-		want          float64
+		saving, ratio float64
 	}{
-		{"nothing reused saves nothing", ran(100, 300), ran(100, 300), 0},
-		{"the means, not the requests' own savings: 1 - 250 / 400", ran(100, 700), ran(100, 400), 1 - 250.0/400},
-		{"a request weighs by its time: 1 - 455 / 500, not the mean of 90 % and 0", ran(100, 900), ran(10, 900), 1 - 455.0/500},
-		{"rejected requests are left out", append(ran(200), rejected), append(ran(50), rejected, rejected), 0.75},
-		{"more time with reuse is a negative saving", ran(100), ran(150), -0.5},
+		{"nothing reused saves nothing", ranRows(100, 300), ranRows(100, 300), 0, 1},
+		{"the means, not the requests' own: 1 - 250 / 400, 400 / 250", ranRows(100, 700), ranRows(100, 400), 1 - 250.0/400, 400.0 / 250},
+		{"a request weighs by its time: 1 - 455 / 500, not the mean of 90 % and 0", ranRows(100, 900), ranRows(10, 900), 1 - 455.0/500, 500.0 / 455},
+		{"sets of other sizes: 1 - 150 / 300", ranRows(200, 400), ranRows(150), 0.5, 2},
+		{"rejected requests are left out", append(ranRows(200), rejected), append(ranRows(50), rejected, rejected), 0.75, 4},
+		{"more time with reuse is a negative saving, a ratio under 1", ranRows(100), ranRows(150), -0.5, 100.0 / 150},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			assert.InDelta(t, c.want, prefillSaving(c.without, c.with), 1e-12)
+			assert.InDelta(t, c.saving, prefillSaving(c.without, c.with), 1e-12)
+			assert.InDelta(t, c.ratio, prefillTimeRatio(c.without, c.with), 1e-12)
 		})
 	}
-	assert.True(t, math.IsNaN(prefillSaving(ran(100), []reports.RequestRow{rejected})), "no request ran with reuse")
+	assert.True(t, math.IsNaN(prefillSaving(ranRows(100), []reports.RequestRow{rejected})), "no request ran with reuse")
+	assert.True(t, math.IsNaN(prefillTimeRatio([]reports.RequestRow{rejected}, ranRows(100))), "no request ran without")
 }
 
 // TestMooncakePrefillFiguresReadTheirTracesRuns: each figure is its own
-// trace's saving, from the one seed's vLLM and Mooncake runs.
+// trace's, from the one seed's runs: the saving from vLLM's and
+// Mooncake's, prefix caching's ratio from all its instances' requests
+// together over Mooncake's.
 func TestMooncakePrefillFiguresReadTheirTracesRuns(t *testing.T) {
 	c := mooncakePrefillCheck()
-	in := fidelityInputs{requests: []map[string][]reports.RequestRow{{
+	runs := map[string][]reports.RequestRow{
 		"conversation vllm": {{PrefillMs: 100}}, "conversation mooncake": {{PrefillMs: 64}},
 		"synthetic vllm": {{PrefillMs: 100}}, "synthetic mooncake": {{PrefillMs: 36}},
-	}}}
-	rows := c.outcomes(in)
-	require.Len(t, rows, 2)
-	for i, want := range []float64{0.36, 0.64} {
+	}
+	for i := range vllmInstances {
+		// conversation: instance 1 has a request of 64 x 1.5 ms, every other one
+		// of 64 x 1.4: mean 64 x (1.5 + 15 x 1.4) / 16; synthetic: 36 x 2.59.
+		ms := 64 * 1.4
+		if i == 0 {
+			ms = 64 * 1.5
+		}
+		runs[prefixCachingLabel("conversation", i)] = []reports.RequestRow{{PrefillMs: ms}}
+		runs[prefixCachingLabel("synthetic", i)] = []reports.RequestRow{{PrefillMs: 36 * 2.59}, {Rejected: true}}
+	}
+	rows := c.outcomes(fidelityInputs{requests: []map[string][]reports.RequestRow{runs}})
+	require.Len(t, rows, 4)
+	for i, want := range []float64{0.36, 0.64, (1.5 + 15*1.4) / 16, 2.59} {
 		assert.Equal(t, "mooncake prefill", rows[i].Check)
 		assert.InDelta(t, want, rows[i].Mean, 1e-12, rows[i].Figure)
 		assert.True(t, rows[i].Pass, rows[i].Figure)
 	}
+	assert.Equal(t, "conversation vLLM prefix caching / Mooncake prefill time", rows[2].Figure)
 	assert.Equal(t, 1, c.seedsOf(fidelityEnv{seeds: 5}), "the traces draw nothing at random: one seed")
+}
+
+// TestDealTrace: a trace's requests go to the files in turn, in trace
+// order, each line whole; blank lines are no requests; a gzip-compressed
+// trace is read decompressed.
+func TestDealTrace(t *testing.T) {
+	lines := func(ids ...int) string {
+		var b strings.Builder
+		for _, id := range ids {
+			fmt.Fprintf(&b, "{\"timestamp\": %d}\n", id)
+		}
+		return b.String()
+	}
+	for _, c := range []struct {
+		name, trace string
+		gz          bool
+		n           int
+		want        []string
+	}{
+		{"one instance takes all", lines(1, 2, 3), false, 1, []string{lines(1, 2, 3)}},
+		{"seven to three: 3, 2 and 2, in turn", lines(1, 2, 3, 4, 5, 6, 7), false, 3, []string{lines(1, 4, 7), lines(2, 5), lines(3, 6)}},
+		{"blank lines and CRLF", "{\"timestamp\": 1}\r\n\n  \n{\"timestamp\": 2}", false, 2, []string{lines(1), lines(2)}},
+		{"gzip", lines(1, 2, 3, 4), true, 2, []string{lines(1, 3), lines(2, 4)}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "trace.jsonl")
+			data := []byte(c.trace)
+			if c.gz {
+				path += ".gz"
+				var b bytes.Buffer
+				w := gzip.NewWriter(&b)
+				_, err := w.Write(data)
+				require.NoError(t, err)
+				require.NoError(t, w.Close())
+				data = b.Bytes()
+			}
+			require.NoError(t, os.WriteFile(path, data, 0o644))
+			parts, err := dealTrace(path, filepath.Join(dir, "part"), c.n)
+			require.NoError(t, err)
+			require.Len(t, parts, c.n)
+			for i, p := range parts {
+				assert.Equal(t, filepath.Join(dir, fmt.Sprintf("part-%d.jsonl", i+1)), p)
+				got, err := os.ReadFile(p)
+				require.NoError(t, err)
+				assert.Equal(t, c.want[i], string(got), p)
+			}
+		})
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "short.jsonl")
+	require.NoError(t, os.WriteFile(path, []byte(lines(1, 2)), 0o644))
+	_, err := dealTrace(path, filepath.Join(dir, "part"), 3)
+	assert.ErrorContains(t, err, "2 requests, fewer than the 3 instances")
+	_, err = dealTrace(filepath.Join(dir, "absent.jsonl"), filepath.Join(dir, "part"), 3)
+	assert.Error(t, err)
 }
 
 // TestMooncakePrefillRunsOnThePapersTestbed: every run loads, on the
 // paper's node (8 A800s, LLaMA3-70B's architecture), one request at a
-// time, the two designs differing only in the store.
+// time, the designs differing only in the store: Mooncake's unlimited,
+// each vLLM instance's prefix cache the KV room its HBM leaves, the
+// instances' traces together the whole trace.
 func TestMooncakePrefillRunsOnThePapersTestbed(t *testing.T) {
-	runs, err := mooncakePrefillCheck().runs(fidelityEnv{root: filepath.Join("..", "..")})
+	runs, err := mooncakePrefillCheck().runs(fidelityEnv{root: filepath.Join("..", ".."), tmp: t.TempDir()})
 	require.NoError(t, err)
-	require.Len(t, runs, 2*len(mooncakePrefillTraces))
+	require.Len(t, runs, (2+vllmInstances)*len(mooncakePrefillTraces))
+	requests := map[string]int{}
 	for _, r := range runs {
 		l, err := scenario.Load(r.base, r.sets)
 		require.NoError(t, err, r.label)
@@ -283,5 +366,21 @@ func TestMooncakePrefillRunsOnThePapersTestbed(t *testing.T) {
 		assert.Equal(t, "a800", l.Accelerator.Device, r.label)
 		assert.Equal(t, 8, l.Accelerator.TP, r.label)
 		assert.Equal(t, 1, l.Workload.MaxConcurrency, r.label)
+		trace, _, _ := strings.Cut(r.label, " ")
+		switch {
+		case strings.Contains(r.label, "prefix caching"):
+			perToken, tokens := l.KVRoom()
+			require.Len(t, l.Storage.Tiers, 1, r.label)
+			capacity, err := scenario.ParseSize(l.Storage.Tiers[0].Capacity)
+			require.NoError(t, err, r.label)
+			assert.Equal(t, perToken*tokens, capacity, r.label)
+			assert.Equal(t, "cpu", l.System.Design, r.label)
+			tr, err := workloads.ReadTrace("mooncake", l.Workload.Path, false)
+			require.NoError(t, err, r.label)
+			requests[trace] += len(tr.Requests)
+		case strings.HasSuffix(r.label, "mooncake"):
+			assert.Equal(t, "unlimited", l.Storage.Tiers[0].Capacity, r.label)
+		}
 	}
+	assert.Equal(t, map[string]int{"conversation": 12031, "synthetic": 3993}, requests, "the instances take every request once")
 }
