@@ -120,11 +120,16 @@ type Summary struct {
 // first WarmupTurns (the store's warm-up, which CachedAttention's paper
 // leaves out of its figures): how many completed, their TTFT, their TTFT
 // from admission, their prompt tokens and those reused from the store,
-// and the share reused. The TTFT from admission runs from a turn's
-// (last) admission into the accelerator's batch to its first token
-// (requests.csv's prefill_ms): it leaves out the wait in the engine's
-// queue, which in an open loop past its capacity grows without bound and
-// would be all a mean TTFT shows.
+// and the share reused. The TTFT from admission runs from a turn's first
+// admission into the accelerator's batch to its first token
+// (requests.csv's prefill_ms; a preemption before the first token stays
+// inside it): it leaves out the wait in the engine's queue, which in an
+// open loop past its capacity runs to minutes and would be all a mean
+// TTFT shows. It leaves out whatever a design does before admission too:
+// a whole load (the fpga and cpu designs import before the turn queues)
+// is not in it, a layer-wise load is, and a closed loop's pre-load only in
+// part, so designs that load differently compare on it only with that
+// said (docs/scenario.md).
 type WarmupSummary struct {
 	WarmupTurns         int         `json:"warmup_turns"`
 	Turns               int         `json:"turns"`

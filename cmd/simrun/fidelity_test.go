@@ -44,7 +44,8 @@ func TestFidelityBandHolds(t *testing.T) {
 }
 
 // TestFidelityOutcome: the spread is over the seeds, a figure passes only
-// when every seed lies in its band, and a known gap is expected to fail.
+// when every seed lies in its band, a known gap is expected to fail, and
+// a figure that could not be computed (NaN) is never as expected.
 func TestFidelityOutcome(t *testing.T) {
 	f := fidelityFigure{Published: 0.5, Unit: "share", Band: pointsBand10}
 	r := fidelityOutcome(f, []float64{0.4, 0.6, 0.5}, true)
@@ -57,6 +58,7 @@ func TestFidelityOutcome(t *testing.T) {
 	f.Gap = "a stated reason"
 	assert.False(t, fidelityOutcome(f, []float64{0.5}, true).AsExpected, "a known gap back in its band is news")
 	assert.True(t, fidelityOutcome(f, []float64{0.9}, false).AsExpected)
+	assert.False(t, fidelityOutcome(f, []float64{0.9, math.NaN()}, false).AsExpected, "a figure that could not be computed is never as expected")
 	none := fidelityOutcome(f, nil, false)
 	assert.Zero(t, none.Seeds)
 	assert.True(t, none.AsExpected, "a figure not modelled is a known gap")
@@ -383,4 +385,30 @@ func TestMooncakePrefillRunsOnThePapersTestbed(t *testing.T) {
 		}
 	}
 	assert.Equal(t, map[string]int{"conversation": 12031, "synthetic": 3993}, requests, "the instances take every request once")
+}
+
+// TestFidelityChecksRunByFlags: the open-queue replay runs with
+// --open-queue only, whatever --paper-scale says; the paper-scale replay
+// with --paper-scale only; the others always.
+func TestFidelityChecksRunByFlags(t *testing.T) {
+	scenario := fidelityCheck{name: "scenario"}
+	paper := fidelityCheck{name: "paper", paperScale: true}
+	open := fidelityCheck{name: "open", paperScale: true, openQueue: true}
+	for _, c := range []struct {
+		paperScale, openQueue bool
+		want                  []string
+	}{
+		{false, false, []string{"scenario"}},
+		{true, false, []string{"scenario", "paper"}},
+		{false, true, []string{"scenario", "open"}},
+		{true, true, []string{"scenario", "paper", "open"}},
+	} {
+		var ran []string
+		for _, check := range []fidelityCheck{scenario, paper, open} {
+			if check.runsIn(fidelityEnv{paperScale: c.paperScale, openQueue: c.openQueue}) {
+				ran = append(ran, check.name)
+			}
+		}
+		assert.Equal(t, c.want, ran, "--paper-scale=%v --open-queue=%v", c.paperScale, c.openQueue)
+	}
 }
