@@ -206,9 +206,9 @@ func TestCachedAttentionGapsByReplay(t *testing.T) {
 	} {
 		assert.Equal(t, c.want, c.replay.gap(m, c.figure), "%s in %s", c.figure, c.replay.name)
 	}
-	assert.Equal(t, caCostGap, scenario.upToGap("cost"))
-	assert.Equal(t, "", scenario.upToGap("throughput"))
-	assert.Equal(t, "slow", paper.upToGap("throughput"))
+	assert.Equal(t, caCostGap, scenario.gap(caUpToFigures, "cost"))
+	assert.Equal(t, "", scenario.gap(caUpToFigures, "throughput"))
+	assert.Equal(t, "slow", paper.gap(caUpToFigures, "throughput"))
 }
 
 // TestCachedAttentionFromAdmission: the open queue's figures read each

@@ -168,7 +168,7 @@ func dealTrace(path, prefix string, n int) ([]string, error) {
 // prefillSaving is 1 - the mean prefill time of the requests that ran
 // with reuse over that of those that ran without.
 func prefillSaving(without, with []reports.RequestRow) float64 {
-	return 1 - meanPrefillMs(with)/meanPrefillMs(without)
+	return 1 - prefillTimeRatio(with, without)
 }
 
 // prefillTimeRatio is the mean prefill time of the requests that ran in
