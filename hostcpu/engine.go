@@ -248,6 +248,7 @@ func (p pager) start(n *nodeState, slot int) {
 	if s.fn != nil {
 		s.fn.startGeneration(r)
 	}
+	s.preloads.waitingChanged() // the queue's head has moved
 }
 
 // MeanBatch is the sequences an iteration ran on average (0 before any).

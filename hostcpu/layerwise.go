@@ -181,5 +181,7 @@ func (pf *prefetcher) prefetched(slot int) {
 	r.prefetch = prefetchLanded
 	if blocked {
 		r.pendingImport = s.importFound(slot)
+		return
 	}
+	s.preloads.waitingChanged()
 }

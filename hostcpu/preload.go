@@ -3,6 +3,7 @@ package hostcpu
 import (
 	"fmt"
 
+	"github.com/kvcosim/kvcosim/hostcpu/mech"
 	"github.com/kvcosim/kvcosim/kvstore"
 	"github.com/kvcosim/kvcosim/sim"
 )
@@ -16,6 +17,12 @@ import (
 // a time per node, in queue order. When the turn is admitted, its
 // layer-wise load is that move, begun early; the buffer's bytes become the
 // request's own KV memory.
+//
+// With store.preload: waiting the queue is a node's requests waiting for
+// admission after their lookups, as an open loop forms it: the KV each
+// found, from host memory (its tier on top, or a prefetch that has
+// landed) or its tier, moves into the read buffer in the same way, among
+// as many of the requests next in line as a batch holds.
 
 // preloader is the closed loop's pre-loads (store.preload: queue), on or
 // off for the run.
@@ -49,16 +56,39 @@ type preload struct {
 // buffer and no turn has used or wasted it yet.
 func (p preload) held() bool { return p.state == preloadMoving || p.state == preloadLanded }
 
-// preloadQueued starts the pre-loads of the held-back turns in queue
-// order, among as many of them as the look-ahead window spans (at least
-// as many as the loop has slots): each node moves one object at a time,
-// and a turn whose object does not fit its node's read buffer holds back
-// the turns behind it, so the turn next in line gets its KV first.
+// preloadQueued starts the pre-loads of the queued turns: the closed
+// loop's held-back turns (store.preload: queue) or the nodes' waiting
+// requests (waiting).
 func (pl *preloader) preloadQueued() {
 	s := pl.s
 	if !pl.on {
 		return
 	}
+	if s.cfg.Mech.Preload == mech.PreloadWaiting {
+		for _, n := range s.nodes {
+			pl.preloadWaiting(n)
+		}
+		return
+	}
+	pl.preloadHeldBack()
+}
+
+// waitingChanged walks the waiting requests again when one may have
+// become pre-loadable (its lookup or prefetch ended) or the queue's head
+// moved (an admission); only store.preload: waiting walks them then.
+func (pl *preloader) waitingChanged() {
+	if pl.s.cfg.Mech.Preload == mech.PreloadWaiting {
+		pl.preloadQueued()
+	}
+}
+
+// preloadHeldBack starts the pre-loads of the held-back turns in queue
+// order, among as many of them as the look-ahead window spans (at least
+// as many as the loop has slots): each node moves one object at a time,
+// and a turn whose object does not fit its node's read buffer holds back
+// the turns behind it, so the turn next in line gets its KV first.
+func (pl *preloader) preloadHeldBack() {
+	s := pl.s
 	c := s.closed
 	window := max(s.ahead.aheadWindow(), s.cfg.MaxConcurrency)
 	for i, seen := c.next, 0; seen < window && i < len(c.queue); i++ {
@@ -82,8 +112,43 @@ func (pl *preloader) preloadQueued() {
 		if n.preloadBytes+bytes > s.cfg.Mech.PreloadBufferBytes {
 			return // in queue order: no later turn goes first
 		}
-		pl.startPreload(sess, n, readable(extents, bytes), bytes)
+		pl.startPreload(sess, n, readable(extents, bytes), bytes, false)
 	}
+}
+
+// preloadWaiting starts the pre-load of the first of the node's next
+// MaxBatch waiting requests that may have one, in queue order, unless a
+// pre-load is moving; a request whose KV does not fit the read buffer
+// holds back those behind it.
+func (pl *preloader) preloadWaiting(n *nodeState) {
+	s := pl.s
+	for i := 0; i < min(n.waiting.Len(), s.cfg.MaxBatch) && !n.preloading; i++ {
+		r := s.reqs.At(n.waiting.At(i))
+		if !pl.waitingPreloadable(n, r) {
+			continue
+		}
+		if n.preloadBytes+r.rec.ImportBytes > s.cfg.Mech.PreloadBufferBytes {
+			return
+		}
+		staged := r.prefetch == prefetchLanded
+		if staged {
+			s.counts.PrefetchUsed++ // the pre-load reads it from host memory
+			r.prefetch = prefetchNone
+		}
+		pl.startPreload(r.sess, n, r.found.Extents, r.rec.ImportBytes, staged)
+	}
+}
+
+// waitingPreloadable reports whether a waiting request may be pre-loaded:
+// its lookup found its session's object, whose KV it will load layer by
+// layer, no prefetch of it is moving, the export before it is over, it
+// will not be refused at admission, and it is not pre-loaded yet.
+func (pl *preloader) waitingPreloadable(n *nodeState, r *request) bool {
+	sess := r.sess
+	return r.load == loadAwaiting && r.found.Hit && r.rec.ImportBytes > 0 &&
+		(r.prefetch == prefetchNone || r.prefetch == prefetchLanded) &&
+		sess.exported != nil && !sess.exporting && sess.saving == nil && sess.preload.state == preloadNone &&
+		n.KV.BlocksFor(r.rec.PromptTokens+r.rec.OutputTokens) <= n.KV.Total()
 }
 
 // nextTurnImport is how many bytes of its stored object the session's
@@ -117,9 +182,9 @@ func (pl *preloader) preloadable(sess *session) bool {
 		sess.raising == 0 && sess.preload.state == preloadNone
 }
 
-// startPreload moves a session's top-tier extents into node n's read
-// buffer.
-func (pl *preloader) startPreload(sess *session, n *nodeState, extents []kvstore.Extent, bytes int64) {
+// startPreload moves a session's extents into node n's read buffer, from
+// host memory where they are staged there.
+func (pl *preloader) startPreload(sess *session, n *nodeState, extents []kvstore.Extent, bytes int64, staged bool) {
 	s := pl.s
 	sess.preload = preload{state: preloadMoving, key: *sess.exported, node: n.index, bytes: bytes, start: s.eng.Now(), waiter: -1}
 	n.preloadBytes += bytes
@@ -128,7 +193,7 @@ func (pl *preloader) startPreload(sess *session, n *nodeState, extents []kvstore
 	for _, x := range extents {
 		if x.Bytes > 0 {
 			sess.preload.parts++
-			s.moves.start(ticket(opPreloaded, int(sess.index)), append(n.ToHost(x.Tier, x.Addr), n.IntoGPU()...), x.Bytes)
+			s.moves.start(ticket(opPreloaded, int(sess.index)), n.ImportHops(x, staged), x.Bytes)
 		}
 	}
 }

@@ -75,6 +75,7 @@ func (s *System) queried(slot int) {
 		r.load = loadAwaiting // the load starts at admission
 		s.fetch.prefetch(slot)
 		s.enqueue(slot)
+		s.preloads.waitingChanged()
 		return
 	}
 	r.pendingImport = s.importFound(slot)

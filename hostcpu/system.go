@@ -264,16 +264,16 @@ func NewSystem(eng *sim.Engine, cfg Config, nodes []Node, pool *kvstore.Pool, w 
 	if turns > 0 {
 		s.records = make([]Record, 0, turns) // a record a turn at most: a million copied as they grew cost seconds
 	}
+	run := cfg.Run(0)
+	if pool != nil {
+		run.Tiers = pool.Tiers()
+	}
+	run.CPUStore = run.CPUStore && pool != nil
+	s.ahead.on, s.preloads.on = cfg.Mech.LookAheadOn(run), cfg.Mech.PreloadOn(run)
 	if cfg.MaxConcurrency == 0 {
 		s.scheduleOpenings()
 	} else {
 		s.closed = newClosedLoop(cfg.MaxConcurrency, cfg.ClosedOrder, s.sessions)
-		run := cfg.Run(0)
-		if pool != nil {
-			run.Tiers = pool.Tiers()
-		}
-		run.CPUStore = run.CPUStore && pool != nil
-		s.ahead.on, s.preloads.on = cfg.Mech.LookAheadOn(run), cfg.Mech.PreloadOn(run)
 		if s.ahead.on && cfg.Mech.PrefetchWindowTurns == mech.AutoWindow {
 			s.ahead.firstWindow = firstWindow(cfg, pool)
 		}

@@ -362,15 +362,18 @@ func TestStoreKeysRefuseBadInput(t *testing.T) {
 			"key store.chunk: 0 moves a session's whole KV through host memory, and llama-3-70b's 65536-token window x 327680 B per token = 21474836480 B is more than cpu.host_memory's 17179869184 B"},
 		{[]string{"system.design=lmcache", "cpu.host_memory=ddr4-3200", "store.chunk=0", "accelerator.max_model_len=65536"},
 			"key store.chunk: 0 moves a session's whole KV through host memory, and llama-3-70b's 65536-token window"},
-		{[]string{"store.preload=eager"}, `key store.preload: "eager" is not allowed (allowed: none, queue)`},
+		{[]string{"store.preload=eager"}, `key store.preload: "eager" is not allowed (allowed: none, queue, waiting)`},
+		{[]string{"system.design=cpu", "store.preload=waiting"}, "key store.preload: waiting needs store.load: layerwise"},
+		{[]string{"system.design=fpga", "store.load=layerwise", "store.preload=waiting"}, "key store.preload: waiting pre-loads a CPU-run store's session objects (not the block scheme or the fpga design)"},
+		{[]string{"system.design=lmcache", "store.preload=waiting"}, "key store.preload: waiting pre-loads a CPU-run store's session objects (not the block scheme"},
 		{[]string{"system.design=cpu", "store.preload=queue"}, "key store.preload: queue needs store.load: layerwise"},
 		{[]string{"system.design=cachedattention", "store.preload_buffer=0GiB"}, "key store.preload_buffer"},
 		{[]string{"system.design=cachedattention", "workload.max_concurrency=4", "accelerator.kv_capacity=8GiB", "store.preload_buffer=12GiB"},
 			"key store.preload_buffer: 12GiB leaves less than one KV block (5242880 B) of the accelerator's 8589934592 B for KV"},
 		{[]string{"system.design=cachedattention", "workload.max_concurrency=4", "accelerator.kv_capacity=8GiB", "store.preload_buffer=8GiB"},
 			"key store.preload_buffer: 8GiB leaves less than one KV block"},
-		{[]string{"system.design=cachedattention", "store.preload=queue"}, "key store.preload: queue pre-loads a CPU-run store's session objects for the turns a closed loop holds back"},
-		{[]string{"system.design=lmcache", "workload.max_concurrency=4", "store.preload=queue"}, "key store.preload: queue pre-loads"},
+		{[]string{"system.design=cachedattention", "store.preload=queue"}, "key store.preload: queue pre-loads for the turns a closed loop holds back (workload.max_concurrency > 0); an open loop's queue is its requests waiting for admission (allowed here: none, waiting)"},
+		{[]string{"system.design=lmcache", "workload.max_concurrency=4", "store.preload=queue"}, "key store.preload: queue pre-loads a CPU-run store's session objects"},
 		{[]string{"store.load_wait=later"}, `key store.load_wait: "later" is not allowed (allowed: batch, request)`},
 		{[]string{"system.design=cpu", "store.load_wait=request"}, "key store.load_wait: request needs store.load: layerwise"},
 		{[]string{"workload.closed_order=random"}, `key workload.closed_order: "random" is not allowed (allowed: trace, session)`},
@@ -576,4 +579,40 @@ func TestCardPullsOnlyASynchronousSave(t *testing.T) {
 	assert.Zero(t, setups("fpga.forward=stream"), "the card pulls its streamed exports")
 	assert.Positive(t, setups("fpga.forward=store-and-forward"), "the host pushes each export")
 	assert.Positive(t, setups("fpga.forward=stream", "store.save=async"), "an asynchronous save is pushed into the card's HBM")
+}
+
+// TestPreloadWaitingTakesTheLoadOffTheAdmittedRequest: with store.preload:
+// waiting an open loop past its capacity moves the KV its queued requests
+// found into the read buffer before they are admitted: every pre-load is
+// used or wasted, the resumed turns' time from admission to their first
+// token falls, and a buffer smaller than any object pre-loads nothing.
+func TestPreloadWaitingTakesTheLoadOffTheAdmittedRequest(t *testing.T) {
+	run := func(sets ...string) (*Result, map[string]int64) {
+		res := simulate(t, append([]string{"system.design=cachedattention", "workload.session_rate_per_s=20", "accelerator.max_batch=4", "store.dram_tier=16GiB", "store.load_wait=request"},
+			append(evicting, sets...)...)...)
+		return res, res.Summary().Store
+	}
+	fromAdmission := func(res *Result) (mean sim.Time) {
+		n := 0
+		for _, r := range res.Run.sys.Records() {
+			if r.Decision == hostcpu.Query && r.Hit {
+				n, mean = n+1, mean+r.Prefill
+			}
+		}
+		require.Positive(t, n)
+		return mean / sim.Time(n)
+	}
+	offRes, off := run("store.preload=none")
+	onRes, on := run("store.preload=waiting")
+	_, tiny := run("store.preload=waiting", "store.preload_buffer=1MiB")
+	assert.NotContains(t, off, "preloads", "no pre-load counts without pre-loading")
+	require.Positive(t, on["preloads"])
+	assert.Positive(t, on["preload_used"])
+	assert.Equal(t, on["preloads"], on["preload_used"]+on["preload_wasted"])
+	assert.Equal(t, on["prefetches"], on["prefetch_used"]+on["prefetch_late"], "a pre-load from a landed prefetch uses it")
+	assert.Zero(t, tiny["preloads"])
+	assert.Less(t, fromAdmission(onRes), fromAdmission(offRes))
+	for _, r := range onRes.Run.sys.Records() {
+		assert.LessOrEqual(t, r.KVWait, r.TTFT, "request %d", r.ID)
+	}
 }

@@ -649,9 +649,15 @@ func (r *resolver) resolveStore(sc *Scenario, out *resolved) {
 // read buffer that leaves the accelerator less than one KV block.
 func (r *resolver) checkPreload(st Store, out *resolved) {
 	if !out.host.Mech.PreloadOn(out.host.Run(len(out.tiers))) {
-		if st.Preload != "" && out.host.Mech.Preload == mech.PreloadQueue { // set, not the design's own
-			r.fail(r.culprit("store.preload", "system.design", "fpga.hashing", "workload.max_concurrency"),
-				"queue pre-loads a CPU-run store's session objects for the turns a closed loop holds back (workload.max_concurrency > 0; not the block scheme or the fpga design) (allowed here: none)")
+		run := out.host.Run(len(out.tiers))
+		switch {
+		case st.Preload == "" || out.host.Mech.Preload == mech.PreloadNone: // not set, or the design's own
+		case !run.CPUStore || run.Blocks:
+			r.fail(r.culprit("store.preload", "system.design", "fpga.hashing"),
+				"%s pre-loads a CPU-run store's session objects (not the block scheme or the fpga design) (allowed here: none)", out.host.Mech.Preload)
+		case !run.ClosedLoop:
+			r.fail(r.culprit("store.preload", "workload.max_concurrency"),
+				"queue pre-loads for the turns a closed loop holds back (workload.max_concurrency > 0); an open loop's queue is its requests waiting for admission (allowed here: none, waiting)")
 		}
 		return
 	}

@@ -135,12 +135,18 @@ const (
 	// accelerator's memory before they are let in (CachedAttention's
 	// layer-wise pre-loading, hostcpu/preload.go).
 	PreloadQueue
+	// PreloadWaiting moves the KV that the requests waiting for admission
+	// found, in queue order, into that read buffer before they are
+	// admitted: the pre-loading over the job queue an open loop forms
+	// after the lookups (CachedAttention's jobs queue for the GPU there).
+	PreloadWaiting
 )
 
 // PreloadPolicies names the values of PreloadPolicy.
 var PreloadPolicies = names.New("preload policy", map[PreloadPolicy]string{
-	PreloadNone:  "none",
-	PreloadQueue: "queue",
+	PreloadNone:    "none",
+	PreloadQueue:   "queue",
+	PreloadWaiting: "waiting",
 })
 
 // String returns the policy's name.
@@ -236,9 +242,9 @@ func (m Mechanisms) Check(r Run) error {
 		return fmt.Errorf("store.prefetch,store.load: queue needs store.load: layerwise (a whole load starts when the lookup ends: there is no wait to prefetch in); allowed here: none")
 	case m.Save == SaveAsync && m.AsyncBufferBytes < 1:
 		return fmt.Errorf("store.async_buffer = %d B: must be positive", m.AsyncBufferBytes)
-	case m.Preload == PreloadQueue && m.Load == LoadWhole:
-		return fmt.Errorf("store.preload,store.load: queue needs store.load: layerwise (a pre-load is the layer-wise load begun early); allowed here: none")
-	case m.Preload == PreloadQueue && m.PreloadBufferBytes < 1:
+	case m.Preload != PreloadNone && m.Load == LoadWhole:
+		return fmt.Errorf("store.preload,store.load: %s needs store.load: layerwise (a pre-load is the layer-wise load begun early); allowed here: none", m.Preload)
+	case m.Preload != PreloadNone && m.PreloadBufferBytes < 1:
 		return fmt.Errorf("store.preload_buffer = %d B: must be positive", m.PreloadBufferBytes)
 	case m.PrefetchWindowTurns < AutoWindow:
 		return fmt.Errorf("store.prefetch_window = %d turns: must not be negative (0: none)", m.PrefetchWindowTurns)
@@ -249,11 +255,12 @@ func (m Mechanisms) Check(r Run) error {
 }
 
 // PreloadOn reports whether a run pre-loads, and so sets a read buffer
-// aside in each accelerator's memory: store.preload: queue, in a closed
-// loop, for a design whose CPU runs a store of session objects and loads
-// them layer by layer.
+// aside in each accelerator's memory: store.preload: queue in a closed
+// loop or waiting in either, for a design whose CPU runs a store of
+// session objects and loads them layer by layer.
 func (m Mechanisms) PreloadOn(r Run) bool {
-	return m.Preload == PreloadQueue && m.Load == LoadLayerwise && r.ClosedLoop && !r.Blocks && r.CPUStore
+	queued := m.Preload == PreloadWaiting || m.Preload == PreloadQueue && r.ClosedLoop
+	return queued && m.Load == LoadLayerwise && !r.Blocks && r.CPUStore
 }
 
 // LookAheadOn reports whether the closed loop looks ahead: queue prefetch

@@ -32,6 +32,8 @@ func TestCheckNamesTheKeyToBlame(t *testing.T) {
 		{"prefetch of a whole load", func(m *Mechanisms, _ *Run) { m.Load, m.Preload = LoadWhole, PreloadNone }, "store.prefetch,store.load: queue needs store.load: layerwise"},
 		{"async without a buffer", func(m *Mechanisms, _ *Run) { m.AsyncBufferBytes = 0 }, "store.async_buffer = 0 B"},
 		{"preload of a whole load", func(m *Mechanisms, _ *Run) { m.Load, m.Prefetch = LoadWhole, PrefetchNone }, "store.preload,store.load: queue needs"},
+		{"waiting preload of a whole load", func(m *Mechanisms, _ *Run) { m.Load, m.Prefetch, m.Preload = LoadWhole, PrefetchNone, PreloadWaiting }, "store.preload,store.load: waiting needs"},
+		{"waiting preload without a buffer", func(m *Mechanisms, _ *Run) { m.Preload, m.PreloadBufferBytes = PreloadWaiting, 0 }, "store.preload_buffer = 0 B"},
 		{"preload without a buffer", func(m *Mechanisms, _ *Run) { m.PreloadBufferBytes = 0 }, "store.preload_buffer = 0 B"},
 		{"a negative window", func(m *Mechanisms, _ *Run) { m.PrefetchWindowTurns = -2 }, "store.prefetch_window = -2 turns"},
 		{"a chunk of 4 KiB", func(m *Mechanisms, _ *Run) { m.ChunkBytes = 4 << 10 }, "store.chunk = 4096 B: must be at least 65536 B"},
@@ -50,9 +52,10 @@ func TestCheckNamesTheKeyToBlame(t *testing.T) {
 	}
 }
 
-// TestPreloadAndLookAheadNeedAClosedLoopOfSessionObjects: each condition
-// of the pre-load and the look-ahead turns it off alone.
-func TestPreloadAndLookAheadNeedAClosedLoopOfSessionObjects(t *testing.T) {
+// TestPreloadAndLookAheadNeedAQueueOfSessionObjects: each condition of
+// the pre-load and the look-ahead turns it off alone; the pre-load of the
+// waiting requests runs in either loop.
+func TestPreloadAndLookAheadNeedAQueueOfSessionObjects(t *testing.T) {
 	cases := []struct {
 		name               string
 		mutate             func(*Mechanisms, *Run)
@@ -66,6 +69,11 @@ func TestPreloadAndLookAheadNeedAClosedLoopOfSessionObjects(t *testing.T) {
 		{"whole loads", func(m *Mechanisms, _ *Run) { m.Load = LoadWhole }, false, true},
 		{"no preload", func(m *Mechanisms, _ *Run) { m.Preload = PreloadNone }, false, true},
 		{"no prefetch", func(m *Mechanisms, _ *Run) { m.Prefetch = PrefetchNone }, true, false},
+		{"waiting requests", func(m *Mechanisms, _ *Run) { m.Preload = PreloadWaiting }, true, true},
+		{"waiting requests in an open loop", func(m *Mechanisms, r *Run) { m.Preload, r.ClosedLoop = PreloadWaiting, false }, true, false},
+		{"waiting requests over blocks", func(m *Mechanisms, r *Run) { m.Preload, r.Blocks = PreloadWaiting, true }, false, false},
+		{"waiting requests of the FPGA's store", func(m *Mechanisms, r *Run) { m.Preload, r.CPUStore = PreloadWaiting, false }, false, false},
+		{"waiting requests, whole loads", func(m *Mechanisms, r *Run) { m.Preload, m.Load = PreloadWaiting, LoadWhole }, false, true},
 	}
 	for _, c := range cases {
 		m, r := layerwise, closedLoop
@@ -103,5 +111,6 @@ func TestNamesRoundTrip(t *testing.T) {
 	assert.Equal(t, "drop", FullDrop.String())
 	assert.Equal(t, "queue", PrefetchQueue.String())
 	assert.Equal(t, "queue", PreloadQueue.String())
+	assert.Equal(t, "waiting", PreloadWaiting.String())
 	assert.Equal(t, "queue-aware", EvictQueueAware.String())
 }

@@ -74,18 +74,18 @@ func (st cpuStore) importThen(t Ticket, in Import, onGPU []Hop) int {
 			parts++
 		}
 		for _, x := range rest {
-			st.h.Move(t, append(importHops(n, x, in.Staged), onGPU...), x.Bytes)
+			st.h.Move(t, append(n.ImportHops(x, in.Staged), onGPU...), x.Bytes)
 		}
 		parts += len(rest)
 	}
 	return parts
 }
 
-// importHops is an extent's way into the accelerator: read in its tier,
+// ImportHops is an extent's way into the accelerator: read in its tier,
 // through host memory (a bounce buffer), over PCIe (after the driver's
 // staging copy when that memory is pageable); only the way from host
-// memory when a prefetch has put it there already.
-func importHops(n *Node, x kvstore.Extent, staged bool) []Hop {
+// memory when a prefetch has put it there already (staged).
+func (n *Node) ImportHops(x kvstore.Extent, staged bool) []Hop {
 	if staged && x.Tier > 0 {
 		return n.IntoGPU()
 	}
