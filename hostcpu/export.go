@@ -212,6 +212,7 @@ func (ex *exporter) exported(id int) {
 	ex.unpark(sess)
 	s.release(sess)
 	ex.forget(sess)
+	s.preloads.waitingChanged() // a request looked up during the export may be pre-loaded now
 }
 
 // forget lets the history of a session that has ended go once its last

@@ -24,8 +24,8 @@ import (
 // landed) or its tier, moves into the read buffer in the same way, among
 // as many of the requests next in line as a batch holds.
 
-// preloader is the closed loop's pre-loads (store.preload: queue), on or
-// off for the run.
+// preloader is the pre-loads of the queued turns (store.preload: queue
+// or waiting), on or off for the run.
 type preloader struct {
 	s  *System
 	on bool
@@ -147,7 +147,7 @@ func (pl *preloader) waitingPreloadable(n *nodeState, r *request) bool {
 	sess := r.sess
 	return r.load == loadAwaiting && r.found.Hit && r.rec.ImportBytes > 0 &&
 		(r.prefetch == prefetchNone || r.prefetch == prefetchLanded) &&
-		sess.exported != nil && !sess.exporting && sess.saving == nil && sess.preload.state == preloadNone &&
+		sess.exported != nil && !sess.exporting && sess.preload.state == preloadNone &&
 		n.KV.BlocksFor(r.rec.PromptTokens+r.rec.OutputTokens) <= n.KV.Total()
 }
 
@@ -195,6 +195,9 @@ func (pl *preloader) startPreload(sess *session, n *nodeState, extents []kvstore
 			sess.preload.parts++
 			s.moves.start(ticket(opPreloaded, int(sess.index)), n.ImportHops(x, staged), x.Bytes)
 		}
+	}
+	if sess.preload.parts == 0 { // nothing would land: the node would wait for it forever
+		s.check(fmt.Errorf("hostcpu: at %v: node %d: a pre-load of %d B for session %d has no extent to move", s.eng.Now(), n.index, bytes, sess.id))
 	}
 }
 
@@ -272,8 +275,8 @@ func (pl *preloader) settlePreload(sess *session) {
 	p.state = preloadNone
 }
 
-// unsettledPreloads counts the pre-loads no turn has used or wasted; a
-// closed loop runs every turn it pre-loads for, so at the end there are
+// unsettledPreloads counts the pre-loads no turn has used or wasted: a
+// run runs or refuses every turn it pre-loads for, so at the end there are
 // none.
 func (pl *preloader) unsettledPreloads() int64 {
 	s := pl.s

@@ -138,6 +138,7 @@ func (s *System) reject(slot int, why RejectReason) {
 	r.sess.running, r.sess.dropped = false, true
 	s.preloads.settlePreload(r.sess)
 	s.release(r.sess)
+	s.preloads.waitingChanged() // the queue's head may have moved
 }
 
 // evictIdle drops the least recently used idle session from the node's

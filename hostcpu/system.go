@@ -26,8 +26,8 @@ type session struct {
 	placement
 	stored
 	raiseState
-	// preload is the next turn's object on its way into, or in, a read
-	// buffer (preload.go)
+	// preload is the KV of the session's next turn (held back, or waiting
+	// for admission) on its way into, or in, a read buffer (preload.go)
 	preload preload
 	// kv is functional mode's cache at the end of the last turn: what a
 	// continuation reuses and an export stores (never changed once made)

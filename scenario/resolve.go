@@ -654,7 +654,7 @@ func (r *resolver) checkPreload(st Store, out *resolved) {
 		case st.Preload == "" || out.host.Mech.Preload == mech.PreloadNone: // not set, or the design's own
 		case !run.CPUStore || run.Blocks:
 			r.fail(r.culprit("store.preload", "system.design", "fpga.hashing"),
-				"%s pre-loads a CPU-run store's session objects (not the block scheme or the fpga design) (allowed here: none)", out.host.Mech.Preload)
+				"%s pre-loads a CPU-run store's session objects (not the block scheme, the fpga design or a design that stores nothing) (allowed here: none)", out.host.Mech.Preload)
 		case !run.ClosedLoop:
 			r.fail(r.culprit("store.preload", "workload.max_concurrency"),
 				"queue pre-loads for the turns a closed loop holds back (workload.max_concurrency > 0); an open loop's queue is its requests waiting for admission (allowed here: none, waiting)")

@@ -184,8 +184,9 @@ type Mechanisms struct {
 	// PrefetchQueue looks ahead into (0: none); AutoWindow sizes the window
 	// by the top tier and the objects stored (hostcpu/lookahead.go).
 	PrefetchWindowTurns int
-	// Preload and PreloadBufferBytes: whether held-back turns' KV is
-	// pre-loaded, into a read buffer of how many bytes per node.
+	// Preload and PreloadBufferBytes: whether queued turns' KV is
+	// pre-loaded (a closed loop's held-back turns, or the requests waiting
+	// for admission), into a read buffer of how many bytes per node.
 	Preload            PreloadPolicy
 	PreloadBufferBytes int64
 	Eviction           EvictionPolicy

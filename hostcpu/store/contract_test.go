@@ -281,8 +281,9 @@ func TestCardDefersItsImport(t *testing.T) {
 // TestImportsTakeTheNodesCopies: on a node whose host copy is pageable
 // every CPU-run store's import passes the driver's staging copy before
 // PCIe, from its tier, from a prefetch and from the async buffer alike;
-// a design whose connector lands KV in a buffer of its own (lmcache) then
-// copies it into the paged blocks, the others end at PCIe.
+// a design whose connector lands KV in a buffer of its own (lmcache, whose
+// node has the paged-copy link, as the scenario builds it) then copies it
+// into the paged blocks, the others end at PCIe.
 func TestImportsTakeTheNodesCopies(t *testing.T) {
 	copies := func(t *testing.T, h *fakeHost) {
 		link := func(name string) *sim.Link {
@@ -293,6 +294,9 @@ func TestImportsTakeTheNodesCopies(t *testing.T) {
 		h.node.Pageable, h.node.PagedCopy = link("pageable"), link("paged-copy")
 	}
 	forEachCPURunStore(t, copies, func(t *testing.T, d Design, h *fakeHost, st Store) {
+		if !d.PagedCopy {
+			h.node.PagedCopy = nil
+		}
 		require.NoError(t, h.save(t, st, 1, exportOf(1, 24)).Err)
 		require.NoError(t, h.save(t, st, 2, exportOf(2, 24)).Err) // demotes the first
 		found := h.query(t, st, 3, lookupOf(1, 24))
@@ -317,6 +321,12 @@ func TestImportsTakeTheNodesCopies(t *testing.T) {
 		}
 		h.eng.Run()
 		assert.Empty(t, h.fails)
+		for _, x := range found.Extents { // a pre-load takes the import's way (Node.ImportHops)
+			for _, staged := range []bool{false, true} {
+				hops := h.node.ImportHops(x, staged)
+				assert.Equal(t, tail, hops[len(hops)-len(tail):], "a pre-load, staged %v", staged)
+			}
+		}
 	})
 }
 

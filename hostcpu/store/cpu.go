@@ -54,42 +54,25 @@ func (st cpuStore) walk(accesses int) sim.Time {
 }
 
 // Import reads each found extent from storage into host memory and
-// copies it to the accelerator. The bytes the session's asynchronous
-// export is still writing are copied from its buffer in host memory
-// instead: they are not in their tier yet (LMCache serves them from its
-// CPU cache, CachedAttention from host memory).
+// copies it into the engine's KV blocks. The bytes the session's
+// asynchronous export is still writing are copied from its buffer in host
+// memory instead: they are not in their tier yet (LMCache serves them
+// from its CPU cache, CachedAttention from host memory).
 func (st cpuStore) Import(t Ticket, in Import) int {
-	return st.importThen(t, in, nil)
-}
-
-// importThen is Import with the hops each part takes on the accelerator
-// after PCIe (none for the cpu design).
-func (st cpuStore) importThen(t Ticket, in Import, onGPU []Hop) int {
 	n := st.h.Node(in.Node)
 	parts := 0
 	for _, e := range in.Extents {
 		buffered, rest := unsaved(e, in.Saving)
 		if buffered > 0 {
-			st.h.Move(t, append(n.IntoGPU(), onGPU...), buffered)
+			st.h.Move(t, n.IntoEngine(), buffered)
 			parts++
 		}
 		for _, x := range rest {
-			st.h.Move(t, append(n.ImportHops(x, in.Staged), onGPU...), x.Bytes)
+			st.h.Move(t, n.ImportHops(x, in.Staged), x.Bytes)
 		}
 		parts += len(rest)
 	}
 	return parts
-}
-
-// ImportHops is an extent's way into the accelerator: read in its tier,
-// through host memory (a bounce buffer), over PCIe (after the driver's
-// staging copy when that memory is pageable); only the way from host
-// memory when a prefetch has put it there already (staged).
-func (n *Node) ImportHops(x kvstore.Extent, staged bool) []Hop {
-	if staged && x.Tier > 0 {
-		return n.IntoGPU()
-	}
-	return append(n.ToHost(x.Tier, x.Addr), n.IntoGPU()...)
 }
 
 // unsaved splits an extent into its bytes among the writes still in

@@ -191,6 +191,27 @@ func (n *Node) IntoGPU() []Hop {
 	return []Hop{{Link: n.Pageable}, {Link: n.ToGPU}}
 }
 
+// IntoEngine is the way from host memory into the engine's KV blocks:
+// into the accelerator, then, for a design whose connector lands the KV in
+// a buffer of its own, the accelerator's copy into the paged blocks.
+func (n *Node) IntoEngine() []Hop {
+	if n.PagedCopy == nil {
+		return n.IntoGPU()
+	}
+	return append(n.IntoGPU(), Hop{Link: n.PagedCopy})
+}
+
+// ImportHops is a stored extent's way into the engine's KV blocks: read in
+// its tier, through host memory (a bounce buffer), into the engine; only
+// the way from host memory when a prefetch has put it there already
+// (staged).
+func (n *Node) ImportHops(x kvstore.Extent, staged bool) []Hop {
+	if staged && x.Tier > 0 {
+		return n.IntoEngine()
+	}
+	return append(n.ToHost(x.Tier, x.Addr), n.IntoEngine()...)
+}
+
 // ToHost is an extent's way from its tier into host memory.
 func (n *Node) ToHost(tier int, addr int64) []Hop {
 	return []Hop{{Dev: n.Tiers[tier], Addr: addr}, n.Staging(true)}

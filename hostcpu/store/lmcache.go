@@ -6,7 +6,9 @@ import "github.com/kvcosim/kvcosim/sim"
 // chunks of 256 tokens (the block scheme) in CPU DRAM, then local disk,
 // retrieved layer by layer and stored asynchronously (its design row).
 // The KV moves as the cpu design moves it, and then the accelerator copies
-// it from the connector's buffer into the engine's paged blocks.
+// it from the connector's buffer into the engine's paged blocks (LMCache's
+// connector lands a chunk in a buffer of its own and scatters it into
+// vLLM's KV blocks: Node.IntoEngine, docs/hostcpu.md).
 type lmcacheStore struct{ cpuStore }
 
 func newLMCache(h Host, p Params) Store { return lmcacheStore{cpuStore{h, p}} }
@@ -18,17 +20,4 @@ func (st lmcacheStore) Query(t Ticket, l Lookup) {
 	found := st.find(t, l)
 	looked := found.MatchedBlocks + 1
 	st.h.Compute(l.Node, sim.SumTime(st.p.CPUHashBandwidth.TransferTime(4*l.PromptTokens), st.walk(found.Hops+found.BucketReads+looked)), t)
-}
-
-// Import moves the found chunks as the cpu design does, each then copied
-// on the accelerator into the engine's paged blocks (LMCache's connector
-// lands a chunk in a buffer of its own and scatters it into vLLM's KV
-// blocks: docs/hostcpu.md).
-func (st lmcacheStore) Import(t Ticket, in Import) int {
-	n := st.h.Node(in.Node)
-	var onGPU []Hop
-	if n.PagedCopy != nil {
-		onGPU = []Hop{{Link: n.PagedCopy}}
-	}
-	return st.importThen(t, in, onGPU)
 }

@@ -1,0 +1,133 @@
+package hostcpu
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/kvcosim/kvcosim/hostcpu/mech"
+	"github.com/kvcosim/kvcosim/kvstore"
+)
+
+// TestPreloadWaitingKeepsTheQueueMoving holds store.preload: waiting to
+// its rule after every event of random open-loop runs (one or two nodes,
+// small batches and read buffers, KV below the DRAM tier): each node's
+// read buffer holds exactly the bytes of the pre-loads held on it and no
+// more than its size, at most one pre-load moves per node, a pre-load just
+// started passed over no request before it that could have one (queue
+// order: one that does not fit holds back those behind it), and a node
+// with none moving has no waiting request among the next max_batch that
+// could be pre-loaded and fits beside what is held, so the walk runs
+// whenever that could change (a lookup, a prefetch or an export ending,
+// an admission, a refusal).
+func TestPreloadWaitingKeepsTheQueueMoving(t *testing.T) {
+	seeds := uint64(16)
+	if testing.Short() {
+		seeds = 6
+	}
+	var preloads, prefetched int64
+	for seed := range seeds {
+		rng := rand.New(rand.NewPCG(seed, 17))
+		cfg := rigConfig(t, "cachedattention")
+		cfg.DropAfterTurn, cfg.Mech.Preload = true, mech.PreloadWaiting
+		cfg.Mech.PreloadBufferBytes = int64(64+rng.IntN(512)) << 10
+		cfg.MaxBatch = 2 + rng.IntN(6)
+		r := newRig(t, rigSpec{cfg: cfg, kvTokens: int64(768 + rng.IntN(5376)), sessions: randomChats(rng), nodes: 1 + rng.IntN(2)})
+		for before := int64(0); r.s.Failure() == nil && r.eng.Step(); before = r.s.counts.Preloads {
+			if fault := waitingPreloadFault(r.s, r.s.counts.Preloads > before); fault != "" {
+				require.Failf(t, "pre-load rule broken", "seed %d at %v: %s", seed, r.eng.Now(), fault)
+			}
+		}
+		require.NoError(t, r.s.Failure(), "seed %d", seed)
+		_, err := r.s.Conservation()
+		require.NoError(t, err, "seed %d", seed)
+		c := r.s.Counts()
+		preloads, prefetched = preloads+c.Preloads, prefetched+c.Prefetches
+	}
+	assert.Positive(t, preloads, "no run pre-loaded: the rule was not exercised")
+	assert.Positive(t, prefetched, "no run prefetched: no pre-load read a landed prefetch")
+}
+
+// waitingPreloadFault checks the nodes' read buffers and pre-loads against
+// the sessions' (a reference recount) and the waiting requests, and, if a
+// pre-load has just started, its place in the queue; "" if the rule holds.
+func waitingPreloadFault(s *System, started bool) string {
+	for _, n := range s.nodes {
+		var held int64
+		moving := 0
+		for _, sess := range s.sessions {
+			p := sess.preload
+			if p.state == preloadNone || p.node != n.index {
+				continue
+			}
+			if p.held() && p.waiter < 0 { // a used pre-load still moving is its request's KV memory already
+				held += p.bytes
+			}
+			if p.state == preloadMoving || p.state == preloadDropped {
+				moving++
+			}
+		}
+		if fault := passedOver(s, n); started && fault != "" {
+			return fault
+		}
+		switch {
+		case held != n.preloadBytes:
+			return fmt.Sprintf("node %d counts %d B in its read buffer, its sessions' pre-loads hold %d B", n.index, n.preloadBytes, held)
+		case held > s.cfg.Mech.PreloadBufferBytes:
+			return fmt.Sprintf("node %d holds %d B in a read buffer of %d B", n.index, held, s.cfg.Mech.PreloadBufferBytes)
+		case moving > 1 || (moving == 1) != n.preloading:
+			return fmt.Sprintf("node %d has %d pre-loads moving, preloading %v", n.index, moving, n.preloading)
+		case n.preloading:
+			continue
+		}
+		for i := range min(n.waiting.Len(), s.cfg.MaxBatch) {
+			r := s.reqs.At(n.waiting.At(i))
+			if !s.preloads.waitingPreloadable(n, r) {
+				continue
+			}
+			if n.preloadBytes+r.rec.ImportBytes <= s.cfg.Mech.PreloadBufferBytes {
+				return fmt.Sprintf("node %d moves no pre-load, and request %d (%d in line) could be pre-loaded", n.index, r.rec.ID, i)
+			}
+			break
+		}
+	}
+	return ""
+}
+
+// passedOver names a request that could have been pre-loaded and waits
+// before the one whose pre-load started now on node n; "" if none does.
+func passedOver(s *System, n *nodeState) string {
+	var eligible []int64
+	for i := range min(n.waiting.Len(), s.cfg.MaxBatch) {
+		r := s.reqs.At(n.waiting.At(i))
+		if p := r.sess.preload; p.state == preloadMoving && p.start == s.eng.Now() && p.waiter < 0 {
+			if len(eligible) > 0 {
+				return fmt.Sprintf("node %d started the pre-load of request %d (%d in line) past request %d, which could have one", n.index, r.rec.ID, i, eligible[0])
+			}
+			return ""
+		}
+		if s.preloads.waitingPreloadable(n, r) {
+			eligible = append(eligible, r.rec.ID)
+		}
+	}
+	return ""
+}
+
+// TestAPreloadWithNothingToMoveFailsTheRun: a pre-load whose extents hold
+// no bytes would never land and would keep its node's next pre-load
+// waiting for ever; startPreload fails the run instead (INV-41), naming
+// the node and the session.
+func TestAPreloadWithNothingToMoveFailsTheRun(t *testing.T) {
+	cfg := rigConfig(t, "cachedattention")
+	cfg.Mech.Preload = mech.PreloadWaiting
+	r := newRig(t, rigSpec{cfg: cfg, kvTokens: 4096, sessions: chats(1, 1, 10, 0, false)})
+	sess := r.s.sessions[0]
+	key := kvstore.Key{Tokens: 10, Hash: 1}
+	sess.exported = &key
+	r.s.preloads.startPreload(sess, r.s.nodes[0], []kvstore.Extent{{Bytes: 0}}, 4096, false)
+	require.Error(t, r.s.Failure())
+	assert.Contains(t, r.s.Failure().Error(), "node 0: a pre-load of 4096 B for session 0 has no extent to move")
+}
