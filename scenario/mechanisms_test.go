@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -257,31 +258,39 @@ func TestLookAheadWindowSizesItselfByTheTopTier(t *testing.T) {
 
 // TestPreloadTakesTheLoadOffTheTurn: with store.preload: queue a closed
 // loop's held-back turns find their KV in the read buffer when they are
-// let in: their wait for KV falls, every pre-load is used or wasted, and
-// a buffer smaller than any object pre-loads nothing.
+// let in: their wait for KV falls, and the pre-loads keep their counts
+// (preloadOffOnTiny).
 func TestPreloadTakesTheLoadOffTheTurn(t *testing.T) {
-	run := func(sets ...string) (*Result, map[string]int64) {
-		res := simulate(t, append([]string{"system.design=cachedattention", "store.dram_tier=16GiB", "workload.max_concurrency=4"},
-			append(evicting, sets...)...)...)
-		return res, res.Summary().Store
-	}
-	offRes, off := run("store.preload=none")
-	onRes, on := run("store.preload=queue")
-	_, tiny := run("store.preload=queue", "store.preload_buffer=1MiB")
-	assert.NotContains(t, off, "preloads", "no pre-load counts without pre-loading")
-	require.Positive(t, on["preloads"])
-	assert.Positive(t, on["preload_used"])
-	assert.Equal(t, on["preloads"], on["preload_used"]+on["preload_wasted"])
-	assert.Zero(t, tiny["preloads"])
+	closed := []string{"system.design=cachedattention", "store.dram_tier=16GiB", "workload.max_concurrency=4"}
+	offRes, onRes := preloadOffOnTiny(t, "queue", closed...)
 	_, _, waitOff := resumed(offRes)
 	_, _, waitOn := resumed(onRes)
 	assert.Less(t, waitOn, waitOff)
 	for _, wait := range []string{"batch", "request"} { // a pre-load begun before the turn arrived is no wait of the turn's
-		res, _ := run("store.preload=queue", "store.load_wait="+wait)
+		res := simulate(t, append(append(slices.Clone(closed), evicting...), "store.preload=queue", "store.load_wait="+wait)...)
 		for _, r := range res.Run.sys.Records() {
 			assert.LessOrEqual(t, r.KVWait, r.TTFT, "%s: request %d", wait, r.ID)
 		}
 	}
+}
+
+// preloadOffOnTiny runs the scenario (sets, then evicting) without
+// pre-loading and with the policy, and checks the counts every pre-load
+// keeps: none without it, each used or wasted with it, and none into a
+// buffer smaller than any object.
+func preloadOffOnTiny(t *testing.T, policy string, sets ...string) (off, on *Result) {
+	run := func(extra ...string) *Result {
+		return simulate(t, append(append(slices.Clone(sets), evicting...), extra...)...)
+	}
+	off, on = run("store.preload=none"), run("store.preload="+policy)
+	tiny := run("store.preload="+policy, "store.preload_buffer=1MiB").Summary().Store
+	offStore, onStore := off.Summary().Store, on.Summary().Store
+	assert.NotContains(t, offStore, "preloads", "no pre-load counts without pre-loading")
+	require.Positive(t, onStore["preloads"])
+	assert.Positive(t, onStore["preload_used"])
+	assert.Equal(t, onStore["preloads"], onStore["preload_used"]+onStore["preload_wasted"])
+	assert.Zero(t, tiny["preloads"])
+	return off, on
 }
 
 // TestLoadWaitRequestSitsOut: with store.load_wait: request a resumed
@@ -588,11 +597,8 @@ func TestCardPullsOnlyASynchronousSave(t *testing.T) {
 // used or wasted, the resumed turns' time from admission to their first
 // token falls, and a buffer smaller than any object pre-loads nothing.
 func TestPreloadWaitingTakesTheLoadOffTheAdmittedRequest(t *testing.T) {
-	run := func(sets ...string) (*Result, map[string]int64) {
-		res := simulate(t, append([]string{"system.design=cachedattention", "workload.session_rate_per_s=20", "accelerator.max_batch=4", "store.dram_tier=16GiB", "store.load_wait=request"},
-			append(evicting, sets...)...)...)
-		return res, res.Summary().Store
-	}
+	offRes, onRes := preloadOffOnTiny(t, "waiting", "system.design=cachedattention", "workload.session_rate_per_s=20", "accelerator.max_batch=4",
+		"store.dram_tier=16GiB", "store.load_wait=request")
 	fromAdmission := func(res *Result) (mean sim.Time) {
 		n := 0
 		for _, r := range res.Run.sys.Records() {
@@ -603,15 +609,8 @@ func TestPreloadWaitingTakesTheLoadOffTheAdmittedRequest(t *testing.T) {
 		require.Positive(t, n)
 		return mean / sim.Time(n)
 	}
-	offRes, off := run("store.preload=none")
-	onRes, on := run("store.preload=waiting")
-	_, tiny := run("store.preload=waiting", "store.preload_buffer=1MiB")
-	assert.NotContains(t, off, "preloads", "no pre-load counts without pre-loading")
-	require.Positive(t, on["preloads"])
-	assert.Positive(t, on["preload_used"])
-	assert.Equal(t, on["preloads"], on["preload_used"]+on["preload_wasted"])
+	on := onRes.Summary().Store
 	assert.Equal(t, on["prefetches"], on["prefetch_used"]+on["prefetch_late"], "a pre-load from a landed prefetch uses it")
-	assert.Zero(t, tiny["preloads"])
 	assert.Less(t, fromAdmission(onRes), fromAdmission(offRes))
 	for _, r := range onRes.Run.sys.Records() {
 		assert.LessOrEqual(t, r.KVWait, r.TTFT, "request %d", r.ID)
