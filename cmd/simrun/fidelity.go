@@ -26,8 +26,9 @@ func runFidelity(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("fidelity", stderr)
 	seeds := fs.Int("seeds", 5, "seeds each seeded check runs (1 to 100)")
 	quick := fs.Bool("quick", false, "CI's form: 2 seeds (unless --seeds is given)")
-	paperScale := fs.Bool("paper-scale", true, "replay CachedAttention at the paper's 9,000 sessions too, on one seed (about 8 CPU-minutes); --quick leaves it out unless given")
-	openQueue := fs.Bool("open-queue", false, "replay CachedAttention at the paper's 9,000 sessions with an open job queue too, TTFT from admission, on one seed (about 9 CPU-minutes; also with --quick or --paper-scale=false)")
+	paperScale := fs.Bool("paper-scale", true, "replay CachedAttention at the paper's 9,000 sessions too, on --paper-seeds seeds (about 8 CPU-minutes a seed); --quick leaves it out unless given")
+	openQueue := fs.Bool("open-queue", false, "replay CachedAttention at the paper's 9,000 sessions with an open job queue too, TTFT from admission, on --paper-seeds seeds (about 9 CPU-minutes a seed; also with --quick or --paper-scale=false)")
+	paperSeeds := fs.Int("paper-seeds", 1, "seeds the replays at the paper's 9,000 sessions run (1 to 100)")
 	asJSON := fs.Bool("json", false, "print the figures as a JSON array")
 	jobs := fs.Int("j", runtime.NumCPU(), "runs at once")
 	root := fs.String("root", ".", "the repository's root: where docs/examples and workloads/testdata are")
@@ -50,15 +51,20 @@ func runFidelity(args []string, stdout, stderr io.Writer) int {
 	if *quick && !flagGiven(fs, "paper-scale") {
 		*paperScale = false
 	}
-	if *seeds < 1 || *seeds > maxFidelitySeeds {
-		return fail("--seeds %d: want 1 to %d", *seeds, maxFidelitySeeds)
+	for _, f := range []struct {
+		name string
+		n    int
+	}{{"seeds", *seeds}, {"paper-seeds", *paperSeeds}} {
+		if f.n < 1 || f.n > maxFidelitySeeds {
+			return fail("--%s %d: want 1 to %d", f.name, f.n, maxFidelitySeeds)
+		}
 	}
 	tmp, err := os.MkdirTemp("", "kvcosim-fidelity-")
 	if err != nil {
 		return fail("%v", err)
 	}
 	defer os.RemoveAll(tmp)
-	env := fidelityEnv{root: *root, tmp: tmp, paperScale: *paperScale, openQueue: *openQueue, seeds: *seeds}
+	env := fidelityEnv{root: *root, tmp: tmp, paperScale: *paperScale, openQueue: *openQueue, seeds: *seeds, paperSeeds: *paperSeeds}
 	rows, err := runFidelityChecks(env, *jobs, stderr)
 	if err != nil {
 		return fail("%v", err)
@@ -89,11 +95,12 @@ const (
 // fidelityEnv is what the checks' scenarios are built from: the
 // repository's root, a folder for the files a check writes (a device
 // file, a trace), whether the checks at the paper's scale and the
-// open-queue replay run, and the seeds.
+// open-queue replay run, and the seeds: of the seeded checks, and of
+// those at the paper's scale.
 type fidelityEnv struct {
 	root, tmp             string
 	paperScale, openQueue bool
-	seeds                 int
+	seeds, paperSeeds     int
 }
 
 // fidelityRow is one figure's outcome: its definition, the value on each

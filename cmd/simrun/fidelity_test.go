@@ -70,6 +70,8 @@ func TestFidelityRefusesBadFlags(t *testing.T) {
 		want string
 	}{
 		{[]string{"fidelity", "--seeds", "0"}, "--seeds 0: want 1 to 100"},
+		{[]string{"fidelity", "--paper-seeds", "0"}, "--paper-seeds 0: want 1 to 100"},
+		{[]string{"fidelity", "--paper-seeds", "101"}, "--paper-seeds 101: want 1 to 100"},
 		{[]string{"fidelity", "-j", "0"}, "-j 0"},
 		{[]string{"fidelity", "extra"}, `unexpected argument "extra"`},
 	} {
@@ -389,7 +391,8 @@ func TestMooncakePrefillRunsOnThePapersTestbed(t *testing.T) {
 
 // TestFidelityChecksRunByFlags: the open-queue replay runs with
 // --open-queue only, whatever --paper-scale says; the paper-scale replay
-// with --paper-scale only; the others always.
+// with --paper-scale only; the others always. The replays at the paper's
+// scale run --paper-seeds seeds, the others --seeds.
 func TestFidelityChecksRunByFlags(t *testing.T) {
 	scenario := fidelityCheck{name: "scenario"}
 	paper := fidelityCheck{name: "paper", paperScale: true}
@@ -411,4 +414,12 @@ func TestFidelityChecksRunByFlags(t *testing.T) {
 		}
 		assert.Equal(t, c.want, ran, "--paper-scale=%v --open-queue=%v", c.paperScale, c.openQueue)
 	}
+	withRuns := func(c fidelityCheck) fidelityCheck {
+		c.runs = func(fidelityEnv) ([]fidelityRun, error) { return nil, nil }
+		return c
+	}
+	env := fidelityEnv{seeds: 5, paperSeeds: 3}
+	assert.Equal(t, 5, withRuns(scenario).seedsOf(env), "a check at its scenario's scale runs --seeds")
+	assert.Equal(t, 3, withRuns(paper).seedsOf(env), "at the paper's scale, --paper-seeds")
+	assert.Equal(t, 3, withRuns(open).seedsOf(env))
 }

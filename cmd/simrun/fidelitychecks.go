@@ -120,10 +120,14 @@ func (c fidelityCheck) runsIn(env fidelityEnv) bool {
 	return !c.paperScale || env.paperScale
 }
 
-// seedsOf is how many seeds the check runs: none without runs.
+// seedsOf is how many seeds the check runs: none without runs,
+// --paper-seeds at a paper's scale.
 func (c fidelityCheck) seedsOf(env fidelityEnv) int {
-	if c.runs == nil {
+	switch {
+	case c.runs == nil:
 		return 0
+	case c.paperScale:
+		return env.paperSeeds
 	}
 	if c.maxSeeds > 0 {
 		return min(c.maxSeeds, env.seeds)
@@ -292,7 +296,7 @@ const caUpTo = "up to"
 
 // caReplay is one replay of the paper's experiment: its overrides of the
 // example sweep (extra, and caExtra for the CA runs only), whether it is
-// at the paper's scale (one seed, with --paper-scale) or the open queue
+// at the paper's scale (--paper-seeds, with --paper-scale) or the open queue
 // (with --open-queue, TTFT from admission), and the known gaps where they
 // differ from caModels', by model (or caUpTo) and figure ("": none there).
 type caReplay struct {
@@ -335,9 +339,6 @@ func cachedAttentionCheck(r caReplay) fidelityCheck {
 		}
 		return runs, nil
 	}}
-	if r.paperScale {
-		c.maxSeeds = 1
-	}
 	fig := func(m caModel, measure caMeasure) func(fidelityInputs, int) float64 {
 		return caFigure(m, measure, r.openQueue)
 	}
