@@ -183,6 +183,8 @@ var notRunAsWritten = []notRun{
 		nil},
 	{"go run ./cmd/simrun fidelity --open-queue --paper-scale=false --seeds 1", "the open-queue replay at 9,000 sessions, about 9 CPU-minutes; TestFidelityQuick runs the command's --quick form",
 		nil},
+	{"go run ./cmd/simrun fidelity --open-queue --paper-scale=false --paper-seeds 5", "the open-queue replay at 9,000 sessions on five seeds, 21 minutes on two cores; TestFidelityQuick runs the command's --quick form",
+		nil},
 	{"go run ./cmd/simrun sweep -c docs/examples/cachedattention-paper.yaml -o out/ca",
 		"8 points, 12 s on two cores (docs/studies.md); its first point",
 		[]string{"sweep -c docs/examples/cachedattention-paper.yaml -o out/ca --shard 0/8"}},
