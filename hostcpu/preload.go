@@ -60,25 +60,24 @@ func (p preload) held() bool { return p.state == preloadMoving || p.state == pre
 // loop's held-back turns (store.preload: queue) or the nodes' waiting
 // requests (waiting).
 func (pl *preloader) preloadQueued() {
-	s := pl.s
-	if !pl.on {
-		return
+	switch {
+	case pl.s.cfg.Mech.Preload == mech.PreloadWaiting:
+		pl.waitingChanged()
+	case pl.on:
+		pl.preloadHeldBack()
 	}
-	if s.cfg.Mech.Preload == mech.PreloadWaiting {
-		for _, n := range s.nodes {
-			pl.preloadWaiting(n)
-		}
-		return
-	}
-	pl.preloadHeldBack()
 }
 
-// waitingChanged walks the waiting requests again when one may have
-// become pre-loadable (its lookup or prefetch ended) or the queue's head
-// moved (an admission); only store.preload: waiting walks them then.
+// waitingChanged walks each node's waiting requests when one may have
+// become pre-loadable (its lookup, prefetch or export ended) or the
+// queue's head moved (an admission, a refusal); only store.preload:
+// waiting walks them.
 func (pl *preloader) waitingChanged() {
-	if pl.s.cfg.Mech.Preload == mech.PreloadWaiting {
-		pl.preloadQueued()
+	if !pl.on || pl.s.cfg.Mech.Preload != mech.PreloadWaiting {
+		return
+	}
+	for _, n := range pl.s.nodes {
+		pl.preloadWaiting(n)
 	}
 }
 

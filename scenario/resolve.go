@@ -648,8 +648,8 @@ func (r *resolver) resolveStore(sc *Scenario, out *resolved) {
 // checkPreload refuses pre-loading set where it cannot run, and a
 // read buffer that leaves the accelerator less than one KV block.
 func (r *resolver) checkPreload(st Store, out *resolved) {
-	if !out.host.Mech.PreloadOn(out.host.Run(len(out.tiers))) {
-		run := out.host.Run(len(out.tiers))
+	run := out.host.Run(len(out.tiers))
+	if !out.host.Mech.PreloadOn(run) {
 		switch {
 		case st.Preload == "" || out.host.Mech.Preload == mech.PreloadNone: // not set, or the design's own
 		case !run.CPUStore || run.Blocks:

@@ -98,9 +98,9 @@ type fidelityRun struct {
 // fidelityCheck is a set of figures measured on the same runs: its name,
 // the runs (nil: none), the traces whose statistics it reads (under the
 // root), whether it replays a paper at its own scale (it then runs only
-// with --paper-scale) or with an open queue (it then runs with
-// --open-queue, whatever --paper-scale and --quick say), the most seeds it
-// runs (0: --seeds), and its figures.
+// with --paper-scale, on --paper-seeds seeds) or with an open queue (it
+// then runs with --open-queue, whatever --paper-scale and --quick say),
+// the most seeds it runs otherwise (0: --seeds), and its figures.
 type fidelityCheck struct {
 	name       string
 	runs       func(env fidelityEnv) ([]fidelityRun, error)
@@ -128,8 +128,7 @@ func (c fidelityCheck) seedsOf(env fidelityEnv) int {
 		return 0
 	case c.paperScale:
 		return env.paperSeeds
-	}
-	if c.maxSeeds > 0 {
+	case c.maxSeeds > 0:
 		return min(c.maxSeeds, env.seeds)
 	}
 	return env.seeds
@@ -321,17 +320,16 @@ var caUpToFigures = caModel{name: caUpTo, gaps: map[string]string{"cost": caCost
 
 // cachedAttentionCheck replays the paper's experiment (the example sweep:
 // RE against CA on each model) with the replay's overrides; at the paper's
-// scale on one seed.
+// scale on --paper-seeds seeds.
 func cachedAttentionCheck(r caReplay) fidelityCheck {
-	name, extra := r.name, r.extra
-	c := fidelityCheck{name: name, paperScale: r.paperScale, openQueue: r.openQueue, runs: func(env fidelityEnv) ([]fidelityRun, error) {
+	c := fidelityCheck{name: r.name, paperScale: r.paperScale, openQueue: r.openQueue, runs: func(env fidelityEnv) ([]fidelityRun, error) {
 		sw, err := scenario.LoadSweep(filepath.Join(env.root, caPaperScenario))
 		if err != nil {
 			return nil, err
 		}
 		var runs []fidelityRun
 		for _, p := range sw.Points() {
-			sets := append(slices.Clip(p.Sets), extra...)
+			sets := append(slices.Clip(p.Sets), r.extra...)
 			if slices.Contains(p.Values, "cachedattention") {
 				sets = append(sets, r.caExtra...)
 			}
