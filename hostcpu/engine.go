@@ -248,7 +248,8 @@ func (p pager) start(n *nodeState, slot int) {
 	if s.fn != nil {
 		s.fn.startGeneration(r)
 	}
-	s.preloads.waitingChanged() // the queue's head has moved
+	s.fetch.advance(n) // the queue's head has moved
+	s.preloads.waitingChanged()
 }
 
 // MeanBatch is the sequences an iteration ran on average (0 before any).

@@ -5,7 +5,7 @@ import (
 
 	"github.com/kvcosim/kvcosim/accel"
 	"github.com/kvcosim/kvcosim/hostcpu/mech"
-
+	"github.com/kvcosim/kvcosim/kvstore"
 	"github.com/kvcosim/kvcosim/sim"
 )
 
@@ -24,10 +24,11 @@ const (
 type prefetchState int8
 
 const (
-	prefetchNone    prefetchState = iota
-	prefetchMoving                // below-top extents on their way to host memory
-	prefetchLanded                // in host memory
-	prefetchBlocked               // admitted while moving: the load starts when it lands
+	prefetchNone     prefetchState = iota
+	prefetchMoving                 // below-top extents on their way to host memory
+	prefetchLanded                 // in host memory
+	prefetchBlocked                // admitted while moving: the load starts when it lands
+	prefetchDeferred               // beyond an open loop's look-ahead window: starts when the window reaches it
 )
 
 // layerwise is the layer-wise load (store.load: layerwise): a request's
@@ -37,7 +38,10 @@ type layerwise struct{ s *System }
 
 // prefetcher is the queue prefetch (store.prefetch: queue): a queued
 // request's KV found below the top tier moves into host memory while the
-// request waits.
+// request waits. In an open loop every request is looked up as it
+// arrives, so the queue may hold thousands; the prefetch reaches only
+// the node's look-ahead window of them (reach), as CachedAttention's
+// look-ahead spans as many jobs as its host DRAM holds (section 3.3).
 type prefetcher struct{ s *System }
 
 // startLoad begins a layer-wise load at admission: from host memory when a
@@ -57,6 +61,8 @@ func (lw *layerwise) startLoad(slot int) {
 		return
 	case prefetchLanded:
 		s.counts.PrefetchUsed++
+	case prefetchDeferred:
+		r.prefetch = prefetchNone // admitted before the window reached it: loads from its tier
 	}
 	r.pendingImport = s.importFound(slot)
 }
@@ -153,6 +159,20 @@ func (pf *prefetcher) prefetch(slot int) {
 		s.counts.Prefetches++
 		return
 	}
+	if s.closed == nil && !pf.reach(n, r) {
+		if belowTop(r.found.Extents) > 0 {
+			r.prefetch = prefetchDeferred
+		}
+		return
+	}
+	pf.start(slot)
+}
+
+// start moves the request's KV found below the top tier into host memory.
+func (pf *prefetcher) start(slot int) {
+	s := pf.s
+	r := s.reqs.At(slot)
+	n := s.nodes[r.node]
 	for _, e := range r.found.Extents { // the parts land in later events, after the count is made
 		if e.Tier > 0 && e.Bytes > 0 {
 			r.prefetchParts++
@@ -163,6 +183,92 @@ func (pf *prefetcher) prefetch(slot int) {
 		r.prefetch = prefetchMoving
 		s.counts.Prefetches++
 	}
+}
+
+// reach walks the node's waiting requests in queue order as far as an
+// open loop's look-ahead window reaches, starting the prefetches it now
+// reaches that waited for it, and reports whether it reaches next too, a
+// request about to join the queue's tail (nil: none). The window is the
+// first accelerator.max_batch requests, and beyond them as many as
+// store.prefetch_window says or, with auto, as many as the node's share
+// of the top tier holds the KV they stage (a prefetch moving or landed,
+// or one waiting for the window).
+func (pf *prefetcher) reach(n *nodeState, next *request) bool {
+	s := pf.s
+	var staged int64
+	for i := 0; i <= n.waiting.Len(); i++ {
+		slot, r := -1, next
+		if i < n.waiting.Len() {
+			slot = n.waiting.At(i)
+			r = s.reqs.At(slot)
+		}
+		if r == nil {
+			return false
+		}
+		b := stagedBytes(r, r == next)
+		if b == 0 {
+			continue
+		}
+		if !pf.inWindow(i, staged+b) {
+			return false
+		}
+		staged += b
+		if r.prefetch == prefetchDeferred {
+			r.prefetch = prefetchNone
+			pf.start(slot)
+		}
+	}
+	return true
+}
+
+// advance starts the prefetches an open loop's look-ahead window now
+// reaches on the node: its queue's head has moved, or a request's KV has
+// left host memory for the accelerator's read buffer.
+func (pf *prefetcher) advance(n *nodeState) {
+	if pf.s.closed == nil && pf.s.cfg.Mech.Prefetch == mech.PrefetchQueue {
+		pf.reach(n, nil)
+	}
+}
+
+// inWindow reports whether the i-th waiting request (0: the next to be
+// admitted), staging the KV of those before it and its own, staged bytes
+// in all, lies in an open loop's look-ahead window.
+func (pf *prefetcher) inWindow(i int, staged int64) bool {
+	s := pf.s
+	switch w := s.cfg.Mech.PrefetchWindowTurns; {
+	case i < s.cfg.MaxBatch:
+		return true
+	case w != mech.AutoWindow:
+		return i < w
+	}
+	top := s.pool.Tier(0)
+	return staged <= int64(top.Regions())*top.Config().RegionBytes/int64(len(s.nodes))
+}
+
+// stagedBytes is the KV a waiting request stages in host memory: what it
+// found below the top tier, with its prefetch moving, landed or waiting
+// for the window, or about to start (joining).
+func stagedBytes(r *request, joining bool) int64 {
+	switch r.prefetch {
+	case prefetchMoving, prefetchLanded, prefetchDeferred:
+		return belowTop(r.found.Extents)
+	case prefetchNone:
+		if joining {
+			return belowTop(r.found.Extents)
+		}
+	}
+	return 0
+}
+
+// belowTop is how many of the extents' bytes lie below the top tier.
+func belowTop(xs []kvstore.Extent) int64 {
+	var b int64
+	for _, x := range xs {
+		if x.Tier > 0 {
+			b += x.Bytes
+		}
+	}
+	return b
 }
 
 // prefetched counts a prefetch's parts; with the last, a load that waits

@@ -135,6 +135,9 @@ func (pl *preloader) preloadWaiting(n *nodeState) {
 			r.prefetch = prefetchNone
 		}
 		pl.startPreload(r.sess, n, r.found.Extents, r.rec.ImportBytes, staged)
+		if staged {
+			s.fetch.advance(n) // its KV leaves host memory
+		}
 	}
 }
 

@@ -131,3 +131,87 @@ func TestAPreloadWithNothingToMoveFailsTheRun(t *testing.T) {
 	require.Error(t, r.s.Failure())
 	assert.Contains(t, r.s.Failure().Error(), "node 0: a pre-load of 4096 B for session 0 has no extent to move")
 }
+
+// TestOpenLoopPrefetchKeepsToItsWindow holds an open loop's queue
+// prefetch to its look-ahead window after every event of random runs
+// (one or two nodes, small batches, a DRAM tier of a few regions, the
+// automatic window or a few requests): walking each node's waiting
+// requests in queue order, a request that stages KV below the top tier
+// lies in the window if it is among the next max_batch or, with auto, the
+// bytes staged up to it fit the node's share of the top tier, and the
+// walk stops at the first that does not. Every request in the window has
+// its prefetch moving or landed, none beyond it has, so the window
+// advances whenever the queue's head moves or staged KV leaves host
+// memory.
+func TestOpenLoopPrefetchKeepsToItsWindow(t *testing.T) {
+	seeds := uint64(64)
+	if testing.Short() {
+		seeds = 16
+	}
+	var deferred, prefetched int64
+	for seed := range seeds {
+		rng := rand.New(rand.NewPCG(seed, 23))
+		cfg := rigConfig(t, "cachedattention")
+		cfg.DropAfterTurn, cfg.MaxBatch = true, 1+rng.IntN(3)
+		if rng.IntN(3) == 0 {
+			cfg.Mech.PrefetchWindowTurns = rng.IntN(5)
+		}
+		if rng.IntN(2) == 0 {
+			cfg.Mech.Preload = mech.PreloadWaiting
+		}
+		tiers := []kvstore.Tier{{Name: "dram", Bytes: int64(4+rng.IntN(60)) * 16 << 10}, {Name: "ssd", Bytes: 8 << 20}}
+		r := newRig(t, rigSpec{cfg: cfg, kvTokens: int64(768 + rng.IntN(2048)), tiers: tiers, sessions: randomChats(rng), nodes: 1 + rng.IntN(2)})
+		for r.s.Failure() == nil && r.eng.Step() {
+			if fault, waits := prefetchWindowFault(r.s); fault != "" {
+				require.Failf(t, "prefetch window broken", "seed %d at %v: %s", seed, r.eng.Now(), fault)
+			} else {
+				deferred += waits
+			}
+		}
+		require.NoError(t, r.s.Failure(), "seed %d", seed)
+		_, err := r.s.Conservation()
+		require.NoError(t, err, "seed %d", seed)
+		prefetched += r.s.Counts().Prefetches
+	}
+	assert.Positive(t, deferred, "no request waited for the window: the rule was not exercised")
+	assert.Positive(t, prefetched, "no run prefetched")
+}
+
+// prefetchWindowFault walks each node's waiting requests against the
+// window's rule; it returns the first breach ("" if none) and how many
+// requests wait beyond the window.
+func prefetchWindowFault(s *System) (string, int64) {
+	top := s.pool.Tier(0)
+	share := int64(top.Regions()) * top.Config().RegionBytes / int64(len(s.nodes))
+	var waits int64
+	for _, n := range s.nodes {
+		var staged int64
+		beyond := false
+		for i := range n.waiting.Len() {
+			r := s.reqs.At(n.waiting.At(i))
+			var b int64
+			for _, x := range r.found.Extents {
+				if x.Tier > 0 && r.prefetch != prefetchNone {
+					b += x.Bytes
+				}
+			}
+			if b == 0 {
+				continue
+			}
+			w := s.cfg.Mech.PrefetchWindowTurns
+			in := !beyond && (i < s.cfg.MaxBatch || (w == mech.AutoWindow && staged+b <= share) || (w != mech.AutoWindow && i < w))
+			beyond = !in
+			switch {
+			case in && r.prefetch == prefetchDeferred:
+				return fmt.Sprintf("node %d: request %d, %d in line, lies in the window and waits for it", n.index, r.rec.ID, i), 0
+			case !in && r.prefetch != prefetchDeferred:
+				return fmt.Sprintf("node %d: request %d, %d in line beyond the window, has its prefetch %d", n.index, r.rec.ID, i, r.prefetch), 0
+			case in:
+				staged += b
+			default:
+				waits++
+			}
+		}
+	}
+	return "", waits
+}

@@ -138,7 +138,8 @@ func (s *System) reject(slot int, why RejectReason) {
 	r.sess.running, r.sess.dropped = false, true
 	s.preloads.settlePreload(r.sess)
 	s.release(r.sess)
-	s.preloads.waitingChanged() // the queue's head may have moved
+	s.fetch.advance(s.nodes[r.node]) // the queue's head may have moved
+	s.preloads.waitingChanged()
 }
 
 // evictIdle drops the least recently used idle session from the node's

@@ -396,7 +396,7 @@ func TestStoreKeysRefuseBadInput(t *testing.T) {
 		{[]string{"mode=functional", "storage.drives=2"}, "key storage.drives: functional mode keeps the stored bytes on one drive"},
 		{[]string{twoTiers, "storage.drives=2"}, "key storage.drives: 2 drives stripe storage.device; with storage.tiers each tier is one device"},
 		{[]string{"system.design=cachedattention", "store.prefetch_window=many"}, `key store.prefetch_window: "many": want auto or a whole number of turns`},
-		{[]string{"system.design=cachedattention", "store.prefetch_window=4"}, "key store.prefetch_window: a look-ahead window needs store.prefetch: queue and a closed loop"},
+		{[]string{"system.design=cachedattention", "store.prefetch=none", "store.prefetch_window=4"}, "key store.prefetch_window: a look-ahead window needs store.prefetch: queue"},
 		{[]string{"system.design=cpu", "workload.max_concurrency=4", "store.prefetch_window=4"}, "key store.prefetch_window: a look-ahead window needs"},
 		{[]string{"system.design=lmcache", "store.prefetch=queue", "workload.max_concurrency=4", "store.prefetch_window=4"}, "key store.prefetch_window: the look-ahead raises session objects"},
 		{[]string{"workload.follow_up_median_tokens=0"}, "key workload.follow_up_median_tokens: median 0: must be positive"},

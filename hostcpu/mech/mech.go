@@ -181,8 +181,11 @@ type Mechanisms struct {
 	Save     SaveMode
 	Prefetch PrefetchPolicy
 	// PrefetchWindowTurns is how many of a closed loop's held-back turns
-	// PrefetchQueue looks ahead into (0: none); AutoWindow sizes the window
-	// by the top tier and the objects stored (hostcpu/lookahead.go).
+	// PrefetchQueue looks ahead into (0: none), or in an open loop how many
+	// requests waiting on a node it prefetches for beyond the next
+	// accelerator.max_batch; AutoWindow sizes the window by the top tier
+	// and the objects stored, or in an open loop by the top tier and the
+	// bytes the waiting requests stage (hostcpu/lookahead.go, layerwise.go).
 	PrefetchWindowTurns int
 	// Preload and PreloadBufferBytes: whether queued turns' KV is
 	// pre-loaded (a closed loop's held-back turns, or the requests waiting
@@ -229,9 +232,9 @@ func (m Mechanisms) Check(r Run) error {
 	switch {
 	case m.Load == LoadLayerwise && r.Functional:
 		return fmt.Errorf("store.load,mode: layerwise is for timing mode: functional mode imports whole objects (allowed: whole)")
-	case m.PrefetchWindowTurns > 0 && (m.Prefetch != PrefetchQueue || !r.ClosedLoop):
-		return fmt.Errorf("store.prefetch_window,store.prefetch,workload.max_concurrency: a look-ahead window needs store.prefetch: queue and a closed loop (workload.max_concurrency > 0) whose held-back turns it looks into (allowed here: auto, 0)")
-	case m.PrefetchWindowTurns > 0 && r.Blocks:
+	case m.PrefetchWindowTurns > 0 && m.Prefetch != PrefetchQueue:
+		return fmt.Errorf("store.prefetch_window,store.prefetch: a look-ahead window needs store.prefetch: queue, whose queue it looks into (allowed here: auto, 0)")
+	case m.PrefetchWindowTurns > 0 && r.Blocks && r.ClosedLoop:
 		return fmt.Errorf("store.prefetch_window,fpga.hashing,system.design: the look-ahead raises session objects; the block scheme's chunks are prefetched at their lookup only (allowed here: auto, 0)")
 	case m.Load == LoadLayerwise && m.Layout == kvstore.LayoutTokenMajor:
 		return fmt.Errorf("store.load,fpga.layout: layerwise needs each layer's K and V apart from the others' (fpga.layout: claim9 or layer-major), not token-major")
