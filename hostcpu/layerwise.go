@@ -40,7 +40,7 @@ type layerwise struct{ s *System }
 // request's KV found below the top tier moves into host memory while the
 // request waits. In an open loop every request is looked up as it
 // arrives, so the queue may hold thousands; the prefetch reaches only
-// the node's look-ahead window of them (reach), as CachedAttention's
+// the node's look-ahead window of them (walk), as CachedAttention's
 // look-ahead spans as many jobs as its host DRAM holds (section 3.3).
 type prefetcher struct{ s *System }
 
@@ -61,8 +61,8 @@ func (lw *layerwise) startLoad(slot int) {
 		return
 	case prefetchLanded:
 		s.counts.PrefetchUsed++
-	case prefetchDeferred:
-		r.prefetch = prefetchNone // admitted before the window reached it: loads from its tier
+	case prefetchDeferred: // the head is always in the window, and every pop advances it
+		s.check(fmt.Errorf("hostcpu: at %v: node%d: request %d was admitted while its prefetch waited for the look-ahead window (INV-42)", s.eng.Now(), r.node, r.rec.ID))
 	}
 	r.pendingImport = s.importFound(slot)
 }
@@ -159,11 +159,11 @@ func (pf *prefetcher) prefetch(slot int) {
 		s.counts.Prefetches++
 		return
 	}
-	if s.closed == nil && !pf.reach(n, r) {
-		if belowTop(r.found.Extents) > 0 {
-			r.prefetch = prefetchDeferred
+	if b := belowTop(r.found.Extents); s.closed == nil && b > 0 {
+		if staged, past := pf.walk(n); !past || !pf.inWindow(n.waiting.Len(), staged+b) {
+			r.prefetch = prefetchDeferred // it joins the queue's tail beyond the window
+			return
 		}
-		return
 	}
 	pf.start(slot)
 }
@@ -185,32 +185,30 @@ func (pf *prefetcher) start(slot int) {
 	}
 }
 
-// reach walks the node's waiting requests in queue order as far as an
-// open loop's look-ahead window reaches, starting the prefetches it now
-// reaches that waited for it, and reports whether it reaches next too, a
-// request about to join the queue's tail (nil: none). The window is the
-// first accelerator.max_batch requests, and beyond them as many as
-// store.prefetch_window says or, with auto, as many as the node's share
-// of the top tier holds the KV they stage (a prefetch moving or landed,
-// or one waiting for the window).
-func (pf *prefetcher) reach(n *nodeState, next *request) bool {
+// advance starts the prefetches an open loop's look-ahead window now
+// reaches on the node: its queue's head has moved, or a request's KV has
+// left host memory for the accelerator's read buffer.
+func (pf *prefetcher) advance(n *nodeState) {
+	if pf.s.closed == nil && pf.s.cfg.Mech.Prefetch == mech.PrefetchQueue {
+		pf.walk(n)
+	}
+}
+
+// walk goes through the node's waiting requests in queue order as far as
+// an open loop's look-ahead window reaches, starting the prefetches that
+// waited for it. It returns the bytes the requests in the window stage
+// and whether the window reaches past the queue's tail.
+func (pf *prefetcher) walk(n *nodeState) (staged int64, past bool) {
 	s := pf.s
-	var staged int64
-	for i := 0; i <= n.waiting.Len(); i++ {
-		slot, r := -1, next
-		if i < n.waiting.Len() {
-			slot = n.waiting.At(i)
-			r = s.reqs.At(slot)
-		}
-		if r == nil {
-			return false
-		}
-		b := stagedBytes(r, r == next)
+	for i := range n.waiting.Len() {
+		slot := n.waiting.At(i)
+		r := s.reqs.At(slot)
+		b := stagedBytes(r)
 		if b == 0 {
 			continue
 		}
 		if !pf.inWindow(i, staged+b) {
-			return false
+			return staged, false
 		}
 		staged += b
 		if r.prefetch == prefetchDeferred {
@@ -218,44 +216,32 @@ func (pf *prefetcher) reach(n *nodeState, next *request) bool {
 			pf.start(slot)
 		}
 	}
-	return true
-}
-
-// advance starts the prefetches an open loop's look-ahead window now
-// reaches on the node: its queue's head has moved, or a request's KV has
-// left host memory for the accelerator's read buffer.
-func (pf *prefetcher) advance(n *nodeState) {
-	if pf.s.closed == nil && pf.s.cfg.Mech.Prefetch == mech.PrefetchQueue {
-		pf.reach(n, nil)
-	}
+	return staged, true
 }
 
 // inWindow reports whether the i-th waiting request (0: the next to be
-// admitted), staging the KV of those before it and its own, staged bytes
-// in all, lies in an open loop's look-ahead window.
+// admitted) lies in an open loop's look-ahead window, with staged the
+// bytes it and those before it stage: the next accelerator.max_batch
+// always, and beyond them store.prefetch_window requests or, with auto, as
+// many as the node's share of the top tier holds what they all stage.
 func (pf *prefetcher) inWindow(i int, staged int64) bool {
 	s := pf.s
 	switch w := s.cfg.Mech.PrefetchWindowTurns; {
 	case i < s.cfg.MaxBatch:
 		return true
 	case w != mech.AutoWindow:
-		return i < w
+		return i < s.cfg.MaxBatch+w
 	}
-	top := s.pool.Tier(0)
-	return staged <= int64(top.Regions())*top.Config().RegionBytes/int64(len(s.nodes))
+	return staged <= topTierBytes(s.pool)/int64(len(s.nodes))
 }
 
 // stagedBytes is the KV a waiting request stages in host memory: what it
 // found below the top tier, with its prefetch moving, landed or waiting
-// for the window, or about to start (joining).
-func stagedBytes(r *request, joining bool) int64 {
+// for the window.
+func stagedBytes(r *request) int64 {
 	switch r.prefetch {
 	case prefetchMoving, prefetchLanded, prefetchDeferred:
 		return belowTop(r.found.Extents)
-	case prefetchNone:
-		if joining {
-			return belowTop(r.found.Extents)
-		}
 	}
 	return 0
 }

@@ -50,8 +50,13 @@ func firstWindow(cfg Config, pool *kvstore.Pool) int {
 // windowOf is how many objects of the given size the top tier holds
 // beside those of the turns in flight.
 func windowOf(cfg Config, pool *kvstore.Pool, objectBytes int64) int {
+	return int(max(0, topTierBytes(pool)/objectBytes-int64(cfg.MaxConcurrency)))
+}
+
+// topTierBytes is the capacity of the pool's top tier.
+func topTierBytes(pool *kvstore.Pool) int64 {
 	top := pool.Tier(0)
-	return int(max(0, int64(top.Regions())*top.Config().RegionBytes/objectBytes-int64(cfg.MaxConcurrency)))
+	return int64(top.Regions()) * top.Config().RegionBytes
 }
 
 // LookAheadTurns is the closed loop's look-ahead window in turns (0:

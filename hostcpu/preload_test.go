@@ -134,84 +134,115 @@ func TestAPreloadWithNothingToMoveFailsTheRun(t *testing.T) {
 
 // TestOpenLoopPrefetchKeepsToItsWindow holds an open loop's queue
 // prefetch to its look-ahead window after every event of random runs
-// (one or two nodes, small batches, a DRAM tier of a few regions, the
-// automatic window or a few requests): walking each node's waiting
-// requests in queue order, a request that stages KV below the top tier
-// lies in the window if it is among the next max_batch or, with auto, the
-// bytes staged up to it fit the node's share of the top tier, and the
-// walk stops at the first that does not. Every request in the window has
-// its prefetch moving or landed, none beyond it has, so the window
-// advances whenever the queue's head moves or staged KV leaves host
-// memory.
+// (cachedattention or lmcache, one or two nodes, small batches, a DRAM
+// tier of a few regions, some requests too large ever to run, the
+// automatic window or a few requests more than a batch): walking each
+// node's waiting requests in queue order, one that found KV below the top
+// tier lies in the window if it is among the next max_batch or, with
+// auto, the bytes staged up to it fit the node's share of the top tier
+// (with N, it is among the next max_batch + N), and the walk stops at the
+// first that does not. Every such request in the window has its prefetch
+// moving or landed (or its KV pre-loaded, or it will be refused), none
+// beyond it has, and what those past the first max_batch stage fits the
+// share, so the window advances whenever the queue's head moves or staged
+// KV leaves host memory.
 func TestOpenLoopPrefetchKeepsToItsWindow(t *testing.T) {
 	seeds := uint64(64)
 	if testing.Short() {
 		seeds = 16
 	}
-	var deferred, prefetched int64
+	var deferred, prefetched, refused int64
 	for seed := range seeds {
 		rng := rand.New(rand.NewPCG(seed, 23))
-		cfg := rigConfig(t, "cachedattention")
-		cfg.DropAfterTurn, cfg.MaxBatch = true, 1+rng.IntN(3)
+		design := []string{"cachedattention", "cachedattention", "cachedattention", "lmcache"}[rng.IntN(4)]
+		cfg := rigConfig(t, design)
+		cfg.DropAfterTurn, cfg.MaxBatch, cfg.Mech.Prefetch = true, 1+rng.IntN(3), mech.PrefetchQueue
 		if rng.IntN(3) == 0 {
-			cfg.Mech.PrefetchWindowTurns = rng.IntN(5)
+			cfg.Mech.PrefetchWindowTurns = rng.IntN(4)
 		}
-		if rng.IntN(2) == 0 {
+		if design == "cachedattention" && rng.IntN(2) == 0 {
 			cfg.Mech.Preload = mech.PreloadWaiting
 		}
 		tiers := []kvstore.Tier{{Name: "dram", Bytes: int64(4+rng.IntN(60)) * 16 << 10}, {Name: "ssd", Bytes: 8 << 20}}
-		r := newRig(t, rigSpec{cfg: cfg, kvTokens: int64(768 + rng.IntN(2048)), tiers: tiers, sessions: randomChats(rng), nodes: 1 + rng.IntN(2)})
+		r := newRig(t, rigSpec{cfg: cfg, kvTokens: int64(256 + rng.IntN(2560)), tiers: tiers, sessions: randomChats(rng), nodes: 1 + rng.IntN(2)})
 		for r.s.Failure() == nil && r.eng.Step() {
-			if fault, waits := prefetchWindowFault(r.s); fault != "" {
-				require.Failf(t, "prefetch window broken", "seed %d at %v: %s", seed, r.eng.Now(), fault)
-			} else {
-				deferred += waits
-			}
+			fault, waits := prefetchWindowFault(r.s)
+			require.Empty(t, fault, "seed %d (%s) at %v", seed, design, r.eng.Now())
+			deferred += waits
 		}
 		require.NoError(t, r.s.Failure(), "seed %d", seed)
 		_, err := r.s.Conservation()
 		require.NoError(t, err, "seed %d", seed)
 		prefetched += r.s.Counts().Prefetches
+		refused += r.s.rejected[RejectKVMemory]
 	}
 	assert.Positive(t, deferred, "no request waited for the window: the rule was not exercised")
 	assert.Positive(t, prefetched, "no run prefetched")
+	assert.Positive(t, refused, "no request was refused: the refusal's walk was not exercised")
 }
 
 // prefetchWindowFault walks each node's waiting requests against the
 // window's rule; it returns the first breach ("" if none) and how many
 // requests wait beyond the window.
 func prefetchWindowFault(s *System) (string, int64) {
-	top := s.pool.Tier(0)
-	share := int64(top.Regions()) * top.Config().RegionBytes / int64(len(s.nodes))
+	share := topTierBytes(s.pool) / int64(len(s.nodes))
+	w := s.cfg.Mech.PrefetchWindowTurns
 	var waits int64
 	for _, n := range s.nodes {
-		var staged int64
-		beyond := false
+		var staged, past int64
+		stopped := false
 		for i := range n.waiting.Len() {
 			r := s.reqs.At(n.waiting.At(i))
 			var b int64
 			for _, x := range r.found.Extents {
-				if x.Tier > 0 && r.prefetch != prefetchNone {
+				if x.Tier > 0 {
 					b += x.Bytes
 				}
 			}
-			if b == 0 {
+			switch {
+			case b == 0 || r.load != loadAwaiting:
+				continue
+			case r.prefetch == prefetchNone:
+				if !s.preloads.preloaded(r) && n.KV.BlocksFor(r.rec.PromptTokens+r.rec.OutputTokens) <= n.KV.Total() {
+					return fmt.Sprintf("node %d: request %d, %d in line, found %d B below the top tier and has no prefetch", n.index, r.rec.ID, i, b), 0
+				}
 				continue
 			}
-			w := s.cfg.Mech.PrefetchWindowTurns
-			in := !beyond && (i < s.cfg.MaxBatch || (w == mech.AutoWindow && staged+b <= share) || (w != mech.AutoWindow && i < w))
-			beyond = !in
+			in := !stopped && (i < s.cfg.MaxBatch || (w == mech.AutoWindow && staged+b <= share) || (w != mech.AutoWindow && i < s.cfg.MaxBatch+w))
+			stopped = !in
 			switch {
 			case in && r.prefetch == prefetchDeferred:
 				return fmt.Sprintf("node %d: request %d, %d in line, lies in the window and waits for it", n.index, r.rec.ID, i), 0
 			case !in && r.prefetch != prefetchDeferred:
 				return fmt.Sprintf("node %d: request %d, %d in line beyond the window, has its prefetch %d", n.index, r.rec.ID, i, r.prefetch), 0
-			case in:
-				staged += b
-			default:
+			case !in:
 				waits++
+				continue
 			}
+			staged += b
+			if i >= s.cfg.MaxBatch {
+				past += b
+			}
+		}
+		if w == mech.AutoWindow && past > share {
+			return fmt.Sprintf("node %d stages %d B past its next %d requests, over its %d B share of the top tier", n.index, past, s.cfg.MaxBatch, share), 0
 		}
 	}
 	return "", waits
+}
+
+// TestAnAdmissionBeforeThePrefetchWindowFailsTheRun: the request next in
+// line is always in an open loop's look-ahead window, and every pop from
+// the queue advances it, so a request admitted while its prefetch still
+// waits for the window means the walk was missed; startLoad fails the run
+// (INV-42), naming the node and the request.
+func TestAnAdmissionBeforeThePrefetchWindowFailsTheRun(t *testing.T) {
+	cfg := rigConfig(t, "cachedattention")
+	r := newRig(t, rigSpec{cfg: cfg, kvTokens: 4096, sessions: chats(1, 1, 10, 0, false)})
+	for r.s.reqs.Len() == 0 && r.eng.Step() {
+	}
+	r.s.reqs.At(0).prefetch = prefetchDeferred // the first request's slot
+	r.s.loads.startLoad(0)
+	require.Error(t, r.s.Failure())
+	assert.Contains(t, r.s.Failure().Error(), "node0: request 0 was admitted while its prefetch waited for the look-ahead window (INV-42)")
 }

@@ -398,7 +398,7 @@ func TestStoreKeysRefuseBadInput(t *testing.T) {
 		{[]string{"system.design=cachedattention", "store.prefetch_window=many"}, `key store.prefetch_window: "many": want auto or a whole number of turns`},
 		{[]string{"system.design=cachedattention", "store.prefetch=none", "store.prefetch_window=4"}, "key store.prefetch_window: a look-ahead window needs store.prefetch: queue"},
 		{[]string{"system.design=cpu", "workload.max_concurrency=4", "store.prefetch_window=4"}, "key store.prefetch_window: a look-ahead window needs"},
-		{[]string{"system.design=lmcache", "store.prefetch=queue", "workload.max_concurrency=4", "store.prefetch_window=4"}, "key store.prefetch_window: the look-ahead raises session objects"},
+		{[]string{"system.design=lmcache", "store.prefetch=queue", "workload.max_concurrency=4", "store.prefetch_window=4"}, "key store.prefetch_window: in a closed loop the look-ahead raises session objects"},
 		{[]string{"workload.follow_up_median_tokens=0"}, "key workload.follow_up_median_tokens: median 0: must be positive"},
 		{[]string{"workload.output_p90_tokens=10"}, "key workload.output_p90_tokens: p90 10 (workload.output_p90_tokens) must be finite and at least the median 129 (workload.output_median_tokens)"},
 		{[]string{"system.design=cachedattention", "store.async_buffer=2GiB"}, "key store.async_buffer: store.async_buffer's 2GiB is smaller than a session's object (llama-3-70b's 8192-token window x 327680 B per token = 2684354560 B)"},

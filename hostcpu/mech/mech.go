@@ -183,9 +183,10 @@ type Mechanisms struct {
 	// PrefetchWindowTurns is how many of a closed loop's held-back turns
 	// PrefetchQueue looks ahead into (0: none), or in an open loop how many
 	// requests waiting on a node it prefetches for beyond the next
-	// accelerator.max_batch; AutoWindow sizes the window by the top tier
-	// and the objects stored, or in an open loop by the top tier and the
-	// bytes the waiting requests stage (hostcpu/lookahead.go, layerwise.go).
+	// accelerator.max_batch (0: those only); AutoWindow sizes the window by
+	// the top tier and the objects stored, or in an open loop by the top
+	// tier and the bytes the waiting requests stage (hostcpu/lookahead.go,
+	// layerwise.go).
 	PrefetchWindowTurns int
 	// Preload and PreloadBufferBytes: whether queued turns' KV is
 	// pre-loaded (a closed loop's held-back turns, or the requests waiting
@@ -235,7 +236,7 @@ func (m Mechanisms) Check(r Run) error {
 	case m.PrefetchWindowTurns > 0 && m.Prefetch != PrefetchQueue:
 		return fmt.Errorf("store.prefetch_window,store.prefetch: a look-ahead window needs store.prefetch: queue, whose queue it looks into (allowed here: auto, 0)")
 	case m.PrefetchWindowTurns > 0 && r.Blocks && r.ClosedLoop:
-		return fmt.Errorf("store.prefetch_window,fpga.hashing,system.design: the look-ahead raises session objects; the block scheme's chunks are prefetched at their lookup only (allowed here: auto, 0)")
+		return fmt.Errorf("store.prefetch_window,fpga.hashing,system.design,workload.max_concurrency: in a closed loop the look-ahead raises session objects; the block scheme's chunks are prefetched at their lookup only (allowed here: auto, 0)")
 	case m.Load == LoadLayerwise && m.Layout == kvstore.LayoutTokenMajor:
 		return fmt.Errorf("store.load,fpga.layout: layerwise needs each layer's K and V apart from the others' (fpga.layout: claim9 or layer-major), not token-major")
 	case m.LoadWait == LoadWaitRequest && m.Load == LoadWhole:

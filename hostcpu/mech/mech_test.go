@@ -26,7 +26,7 @@ func TestCheckNamesTheKeyToBlame(t *testing.T) {
 		{"a window without queue prefetch", func(m *Mechanisms, _ *Run) { m.Prefetch, m.PrefetchWindowTurns = PrefetchNone, 3 }, "store.prefetch_window,store.prefetch: "},
 		{"a window in an open loop", func(m *Mechanisms, r *Run) { m.PrefetchWindowTurns, r.ClosedLoop = 3, false }, ""},
 		{"a window over blocks in an open loop", func(m *Mechanisms, r *Run) { m.PrefetchWindowTurns, r.Blocks, r.ClosedLoop = 3, true, false }, ""},
-		{"a window over blocks", func(m *Mechanisms, r *Run) { m.PrefetchWindowTurns, r.Blocks = 3, true }, "store.prefetch_window,fpga.hashing,system.design: "},
+		{"a window over blocks", func(m *Mechanisms, r *Run) { m.PrefetchWindowTurns, r.Blocks = 3, true }, "store.prefetch_window,fpga.hashing,system.design,workload.max_concurrency: "},
 		{"layerwise over token-major", func(m *Mechanisms, _ *Run) { m.Layout = kvstore.LayoutTokenMajor }, "store.load,fpga.layout: layerwise needs"},
 		{"load_wait request of a whole load", func(m *Mechanisms, _ *Run) { *m = Mechanisms{LoadWait: LoadWaitRequest} }, "store.load_wait,store.load: request needs"},
 		{"prefetch over one tier", func(_ *Mechanisms, r *Run) { r.Tiers = 1 }, "store.prefetch,storage.tiers,"},
