@@ -24,7 +24,7 @@ import (
 // whenever that could change (a lookup, a prefetch or an export ending,
 // an admission, a refusal).
 func TestPreloadWaitingKeepsTheQueueMoving(t *testing.T) {
-	seeds := uint64(16)
+	seeds := uint64(256)
 	if testing.Short() {
 		seeds = 6
 	}
@@ -35,7 +35,7 @@ func TestPreloadWaitingKeepsTheQueueMoving(t *testing.T) {
 		cfg.DropAfterTurn, cfg.Mech.Preload = true, mech.PreloadWaiting
 		cfg.Mech.PreloadBufferBytes = int64(64+rng.IntN(512)) << 10
 		cfg.MaxBatch = 2 + rng.IntN(6)
-		r := newRig(t, rigSpec{cfg: cfg, kvTokens: int64(768 + rng.IntN(5376)), sessions: randomChats(rng), nodes: 1 + rng.IntN(2)})
+		r := newRig(t, rigSpec{cfg: cfg, kvTokens: int64(256 + rng.IntN(5888)), sessions: randomChats(rng), nodes: 1 + rng.IntN(2)})
 		for before := int64(0); r.s.Failure() == nil && r.eng.Step(); before = r.s.counts.Preloads {
 			if fault := waitingPreloadFault(r.s, r.s.counts.Preloads > before); fault != "" {
 				require.Failf(t, "pre-load rule broken", "seed %d at %v: %s", seed, r.eng.Now(), fault)
