@@ -54,6 +54,7 @@ func (lw *layerwise) startLoad(slot int) {
 	}
 	r := s.reqs.At(slot)
 	r.loadStart, r.load = s.eng.Now(), loadLoading
+	s.fetch.unstage(r)
 	switch r.prefetch {
 	case prefetchMoving:
 		s.counts.PrefetchLate++
@@ -162,6 +163,7 @@ func (pf *prefetcher) prefetch(slot int) {
 	if b := belowTop(r.found.Extents); s.closed == nil && b > 0 {
 		if staged, past := pf.walk(n); !past || !pf.inWindow(n.waiting.Len(), staged+b) {
 			r.prefetch = prefetchDeferred // it joins the queue's tail beyond the window
+			s.counts.PrefetchDeferred++
 			return
 		}
 	}
@@ -182,6 +184,26 @@ func (pf *prefetcher) start(slot int) {
 	if r.prefetchParts > 0 {
 		r.prefetch = prefetchMoving
 		s.counts.Prefetches++
+		pf.stage(belowTop(r.found.Extents))
+	}
+}
+
+// stage counts KV an open loop's prefetch holds in host memory for a
+// waiting request (by bytes < 0, KV that leaves it), and its peak.
+func (pf *prefetcher) stage(bytes int64) {
+	c := &pf.s.counts
+	if pf.s.closed == nil {
+		c.PrefetchStagedBytes += bytes
+		c.PrefetchStagedPeakBytes = max(c.PrefetchStagedPeakBytes, c.PrefetchStagedBytes)
+	}
+}
+
+// unstage counts a request's staged KV out of host memory's: it is
+// admitted (its load reads the copy, or waits for it), or a pre-load
+// has taken the copy into the accelerator's read buffer.
+func (pf *prefetcher) unstage(r *request) {
+	if r.prefetch == prefetchMoving || r.prefetch == prefetchLanded {
+		pf.stage(-belowTop(r.found.Extents))
 	}
 }
 

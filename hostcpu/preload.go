@@ -132,6 +132,7 @@ func (pl *preloader) preloadWaiting(n *nodeState) {
 		staged := r.prefetch == prefetchLanded
 		if staged {
 			s.counts.PrefetchUsed++ // the pre-load reads it from host memory
+			s.fetch.unstage(r)
 			r.prefetch = prefetchNone
 		}
 		pl.startPreload(r.sess, n, r.found.Extents, r.rec.ImportBytes, staged)

@@ -143,9 +143,10 @@ func TestAPreloadWithNothingToMoveFailsTheRun(t *testing.T) {
 // (with N, it is among the next max_batch + N), and the walk stops at the
 // first that does not. Every such request in the window has its prefetch
 // moving or landed (or its KV pre-loaded, or it will be refused), none
-// beyond it has, and what those past the first max_batch stage fits the
-// share, so the window advances whenever the queue's head moves or staged
-// KV leaves host memory.
+// beyond it has, what those past the first max_batch stage fits the
+// share, and the count of staged bytes (summary.json's peak) is their sum,
+// so the window advances whenever the queue's head moves or staged KV
+// leaves host memory.
 func TestOpenLoopPrefetchKeepsToItsWindow(t *testing.T) {
 	seeds := uint64(64)
 	if testing.Short() {
@@ -187,7 +188,7 @@ func TestOpenLoopPrefetchKeepsToItsWindow(t *testing.T) {
 func prefetchWindowFault(s *System) (string, int64) {
 	share := topTierBytes(s.pool) / int64(len(s.nodes))
 	w := s.cfg.Mech.PrefetchWindowTurns
-	var waits int64
+	var waits, held int64
 	for _, n := range s.nodes {
 		var staged, past int64
 		stopped := false
@@ -219,6 +220,9 @@ func prefetchWindowFault(s *System) (string, int64) {
 				waits++
 				continue
 			}
+			if r.prefetch != prefetchDeferred {
+				held += b
+			}
 			staged += b
 			if i >= s.cfg.MaxBatch {
 				past += b
@@ -227,6 +231,9 @@ func prefetchWindowFault(s *System) (string, int64) {
 		if w == mech.AutoWindow && past > share {
 			return fmt.Sprintf("node %d stages %d B past its next %d requests, over its %d B share of the top tier", n.index, past, s.cfg.MaxBatch, share), 0
 		}
+	}
+	if c := s.counts; c.PrefetchStagedBytes != held || c.PrefetchStagedPeakBytes < held {
+		return fmt.Sprintf("the waiting requests' prefetches hold %d B in host memory, counted %d B (peak %d B)", held, c.PrefetchStagedBytes, c.PrefetchStagedPeakBytes), 0
 	}
 	return "", waits
 }
@@ -245,4 +252,18 @@ func TestAnAdmissionBeforeThePrefetchWindowFailsTheRun(t *testing.T) {
 	r.s.loads.startLoad(0)
 	require.Error(t, r.s.Failure())
 	assert.Contains(t, r.s.Failure().Error(), "node0: request 0 was admitted while its prefetch waited for the look-ahead window (INV-42)")
+}
+
+// TestPrefetchedKVLeftInHostMemoryFailsTheCheck: every byte an open
+// loop's prefetch stages in host memory leaves it when its request is
+// admitted or pre-loaded, so a run that ends with staged bytes still
+// counted fails its conservation check (INV-43).
+func TestPrefetchedKVLeftInHostMemoryFailsTheCheck(t *testing.T) {
+	cfg := rigConfig(t, "cachedattention")
+	r := newRig(t, rigSpec{cfg: cfg, kvTokens: 4096, sessions: chats(1, 2, 10, 0, false)})
+	r.run(t)
+	r.s.counts.PrefetchStagedBytes = 4096
+	_, err := r.s.Conservation()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "4096 B of prefetched KV still counted in host memory when every request has ended")
 }

@@ -293,6 +293,25 @@ func preloadOffOnTiny(t *testing.T, policy string, sets ...string) (off, on *Res
 	return off, on
 }
 
+// TestAnOpenQueuePrefetchesOnlyItsWindow: an open loop past its capacity
+// with a DRAM tier of a few objects defers the prefetches beyond its
+// look-ahead window (counted prefetch_deferred) and stages less at its
+// peak than a window over the whole queue, which defers none; every
+// prefetch is used or late either way.
+func TestAnOpenQueuePrefetchesOnlyItsWindow(t *testing.T) {
+	run := func(window string) map[string]int64 {
+		res := simulate(t, append([]string{"system.design=cachedattention", "workload.session_rate_per_s=20", "accelerator.max_batch=4",
+			"store.dram_tier=2GiB", "store.prefetch_window=" + window}, evicting...)...)
+		st := res.Summary().Store
+		require.Equal(t, st["prefetches"], st["prefetch_used"]+st["prefetch_late"])
+		return st
+	}
+	windowed, whole := run("auto"), run("1048576")
+	assert.Positive(t, windowed["prefetch_deferred"])
+	assert.Zero(t, whole["prefetch_deferred"])
+	assert.Less(t, windowed["prefetch_staged_peak_bytes"], whole["prefetch_staged_peak_bytes"])
+}
+
 // TestLoadWaitRequestSitsOut: with store.load_wait: request a resumed
 // turn joins no iteration before its KV has landed, so its wait for KV
 // covers its whole load, while with batch the load overlaps the turn's own
