@@ -54,8 +54,10 @@ func (s *System) Conservation() (Conservation, error) {
 	if p := s.counts; p.Prefetches != p.PrefetchUsed+p.PrefetchLate {
 		faults = append(faults, fmt.Sprintf("%d prefetches but %d used + %d late", p.Prefetches, p.PrefetchUsed, p.PrefetchLate))
 	}
-	if b := s.counts.PrefetchStagedBytes; b != 0 {
-		faults = append(faults, fmt.Sprintf("%d B of prefetched KV still counted in host memory when every request has ended", b)) // INV-43
+	for _, n := range s.nodes {
+		if n.staged != 0 {
+			faults = append(faults, fmt.Sprintf("node %d: %d B of prefetched KV still counted in host memory when every request has ended", n.index, n.staged)) // INV-43
+		}
 	}
 	if p := s.counts; p.Preloads != p.PreloadUsed+p.PreloadWasted {
 		faults = append(faults, fmt.Sprintf("%d pre-loads but %d used + %d wasted", p.Preloads, p.PreloadUsed, p.PreloadWasted))

@@ -54,7 +54,6 @@ func (lw *layerwise) startLoad(slot int) {
 	}
 	r := s.reqs.At(slot)
 	r.loadStart, r.load = s.eng.Now(), loadLoading
-	s.fetch.unstage(r)
 	switch r.prefetch {
 	case prefetchMoving:
 		s.counts.PrefetchLate++
@@ -86,6 +85,7 @@ func (lw *layerwise) landed(slot int, end sim.Time) {
 	s := lw.s
 	r := s.reqs.At(slot)
 	r.load, r.loadEnd = loadLanded, end
+	s.fetch.release(s.nodes[r.node], &r.staged) // the load has read its prefetched copy
 	r.rec.Import = end - r.loadStart
 	s.span(r.node, PartStorage, TaskImport, "", r.sess.id, r.rec.Turn, r.loadStart, r.rec.ImportBytes)
 }
@@ -184,27 +184,26 @@ func (pf *prefetcher) start(slot int) {
 	if r.prefetchParts > 0 {
 		r.prefetch = prefetchMoving
 		s.counts.Prefetches++
-		pf.stage(belowTop(r.found.Extents))
+		if s.closed == nil {
+			r.staged = belowTop(r.found.Extents)
+			pf.hold(n, r.staged)
+		}
 	}
 }
 
-// stage counts KV an open loop's prefetch holds in host memory for a
-// waiting request (by bytes < 0, KV that leaves it), and its peak.
-func (pf *prefetcher) stage(bytes int64) {
+// hold counts bytes of prefetched KV into node n's host memory (bytes <
+// 0: out of it), and the most any node has held at once.
+func (pf *prefetcher) hold(n *nodeState, bytes int64) {
+	n.staged += bytes
 	c := &pf.s.counts
-	if pf.s.closed == nil {
-		c.PrefetchStagedBytes += bytes
-		c.PrefetchStagedPeakBytes = max(c.PrefetchStagedPeakBytes, c.PrefetchStagedBytes)
-	}
+	c.PrefetchStagedPeakBytes = max(c.PrefetchStagedPeakBytes, n.staged)
 }
 
-// unstage counts a request's staged KV out of host memory's: it is
-// admitted (its load reads the copy, or waits for it), or a pre-load
-// has taken the copy into the accelerator's read buffer.
-func (pf *prefetcher) unstage(r *request) {
-	if r.prefetch == prefetchMoving || r.prefetch == prefetchLanded {
-		pf.stage(-belowTop(r.found.Extents))
-	}
+// release counts a prefetched copy of *staged bytes out of node n's host
+// memory, once the load or pre-load that reads it has landed.
+func (pf *prefetcher) release(n *nodeState, staged *int64) {
+	pf.hold(n, -*staged)
+	*staged = 0
 }
 
 // advance starts the prefetches an open loop's look-ahead window now

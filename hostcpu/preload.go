@@ -50,6 +50,9 @@ type preload struct {
 	bytes      int64
 	start, end sim.Time
 	waiter     int // the slot of a request whose load is this move, still moving; -1: none
+	// staged is a prefetch's copy in host memory that the move reads,
+	// freed when it lands
+	staged int64
 }
 
 // held reports whether the pre-load is moving into, or in, the read
@@ -132,12 +135,12 @@ func (pl *preloader) preloadWaiting(n *nodeState) {
 		staged := r.prefetch == prefetchLanded
 		if staged {
 			s.counts.PrefetchUsed++ // the pre-load reads it from host memory
-			s.fetch.unstage(r)
 			r.prefetch = prefetchNone
 		}
 		pl.startPreload(r.sess, n, r.found.Extents, r.rec.ImportBytes, staged)
 		if staged {
-			s.fetch.advance(n) // its KV leaves host memory
+			r.sess.preload.staged, r.staged = r.staged, 0 // freed when the pre-load lands
+			s.fetch.advance(n)                            // the request stages no more: the window reaches further
 		}
 	}
 }
@@ -218,6 +221,7 @@ func (pl *preloader) preloadedPart(index int64) {
 		return
 	}
 	s.nodes[p.node].preloading = false
+	s.fetch.release(s.nodes[p.node], &p.staged) // it has read its prefetched copy
 	switch {
 	case p.state == preloadDropped:
 		p.state = preloadNone

@@ -81,10 +81,11 @@ type Counts struct {
 	// or late (the load waited for it).
 	Prefetches, PrefetchUsed, PrefetchLate int64
 	// PrefetchDeferred are the requests whose prefetch waited for an open
-	// loop's look-ahead window; PrefetchStagedPeakBytes is the most KV the
-	// open loop's prefetches held in host memory for waiting requests at
-	// once, PrefetchStagedBytes what they hold now.
-	PrefetchDeferred, PrefetchStagedPeakBytes, PrefetchStagedBytes int64
+	// loop's look-ahead window; PrefetchStagedPeakBytes is the most KV an
+	// open loop's prefetches held in one node's host memory at once, each
+	// copy from its prefetch's start until the load or pre-load that reads
+	// it lands.
+	PrefetchDeferred, PrefetchStagedPeakBytes int64
 	// LookAheads are objects raised into the top tier for held-back
 	// closed-loop turns; each was used (the session's next lookup found it
 	// there) or wasted (demoted again, not the session's any more, or its

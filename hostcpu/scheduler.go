@@ -36,6 +36,9 @@ type nodeState struct {
 	// load still moving
 	iterCost, iterEnd sim.Time
 	loadWait          bool
+	// staged is the KV the open loop's prefetches hold in the node's host
+	// memory (prefetcher.hold)
+	staged int64
 	// preloadBytes are in the read buffer or on their way; preloading: a
 	// pre-load is moving (one at a time)
 	preloadBytes int64

@@ -156,6 +156,9 @@ type loading struct {
 	loadStart, loadEnd sim.Time
 	prefetch           prefetchState
 	prefetchParts      int
+	// staged is the KV an open loop's prefetch of it holds in its node's
+	// host memory until the load that reads it lands (0: none)
+	staged int64
 }
 
 // System is the CPUs of all nodes and the session table.

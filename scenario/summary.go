@@ -93,8 +93,7 @@ func (res *Result) Summary() reports.Summary {
 		s.Store["prefetches"], s.Store["prefetch_used"], s.Store["prefetch_late"] = c.Prefetches, c.PrefetchUsed, c.PrefetchLate
 		if r.l.resolved.host.MaxConcurrency == 0 {
 			s.Store["prefetch_deferred"], s.Store["prefetch_staged_peak_bytes"] = c.PrefetchDeferred, c.PrefetchStagedPeakBytes
-		}
-		if r.l.resolved.host.MaxConcurrency > 0 {
+		} else {
 			s.Store["lookahead_window"] = int64(r.sys.LookAheadTurns())
 			s.Store["lookaheads"], s.Store["lookahead_used"] = c.LookAheads, c.LookAheadUsed
 			s.Store["lookahead_wasted"] = c.LookAheadWasted
