@@ -175,9 +175,11 @@ func (pf *prefetcher) start(slot int) {
 	s := pf.s
 	r := s.reqs.At(slot)
 	n := s.nodes[r.node]
+	var below int64
 	for _, e := range r.found.Extents { // the parts land in later events, after the count is made
 		if e.Tier > 0 && e.Bytes > 0 {
 			r.prefetchParts++
+			below += e.Bytes
 			s.moves.start(ticket(opPrefetched, slot), n.ToHost(e.Tier, e.Addr), e.Bytes)
 		}
 	}
@@ -185,8 +187,8 @@ func (pf *prefetcher) start(slot int) {
 		r.prefetch = prefetchMoving
 		s.counts.Prefetches++
 		if s.closed == nil {
-			r.staged = belowTop(r.found.Extents)
-			pf.hold(n, r.staged)
+			r.staged = below
+			pf.hold(n, below)
 		}
 	}
 }

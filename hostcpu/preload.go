@@ -133,12 +133,10 @@ func (pl *preloader) preloadWaiting(n *nodeState) {
 			return
 		}
 		staged := r.prefetch == prefetchLanded
-		if staged {
-			s.counts.PrefetchUsed++ // the pre-load reads it from host memory
-			r.prefetch = prefetchNone
-		}
 		pl.startPreload(r.sess, n, r.found.Extents, r.rec.ImportBytes, staged)
-		if staged {
+		if staged { // the pre-load reads the landed prefetch from host memory
+			s.counts.PrefetchUsed++
+			r.prefetch = prefetchNone
 			r.sess.preload.staged, r.staged = r.staged, 0 // freed when the pre-load lands
 			s.fetch.advance(n)                            // the request stages no more: the window reaches further
 		}
